@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what ojx needs to build, test and benchmark, from Debian 12's packages. Installs only what is missing,
+# so it is quick on a machine that already has everything.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ catch2 libbenchmark-dev)
+
+missing=()
+for package in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$package")
+    fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null; then
+        exec sudo "$0" "$@"
+    fi
+    echo "install-deps: need root to install: ${missing[*]}" >&2
+    exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
