@@ -1,0 +1,168 @@
+// Lookup speed and memory of ojx::interval_map against a std::map<address, entry> + upper_bound baseline.
+//
+// Heaps of 1 K, 100 K and 1 M live objects of 1–4 KiB (the objects JVM agents track), laid out contiguously with
+// 1–64 byte random gaps; lookups of precomputed random addresses, 90 % inside live objects and 10 % in gaps.
+// Reported: time per lookup (items_per_second is lookups), and bytes of memory per object.
+#include "ojx/interval_map.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <vector>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+namespace {
+
+struct object_range {
+    ojx::address begin;
+    ojx::address end;
+};
+
+struct heap {
+    std::vector<object_range> objects;
+    std::vector<ojx::address> probes; // lookup addresses, in random order
+};
+
+const heap& make_heap(std::size_t count) {
+    static std::map<std::size_t, std::unique_ptr<heap>> cache;
+    auto& slot = cache[count];
+    if (!slot) {
+        slot = std::make_unique<heap>();
+        std::mt19937_64 rng(count);
+        ojx::address next = 0x7F0000000000;
+        slot->objects.reserve(count);
+        for (std::size_t i = 0; i < count; ++i) {
+            const std::uint64_t size = 1024 + rng() % (3 * 1024 + 1);
+            slot->objects.push_back({next, next + size});
+            next += size + 1 + rng() % 64;
+        }
+        slot->probes.resize(std::size_t{1} << 20);
+        for (auto& a : slot->probes) {
+            const std::size_t i = rng() % count;
+            const object_range& o = slot->objects[i];
+            const ojx::address gap_end = i + 1 < count ? slot->objects[i + 1].begin : next;
+            a = rng() % 10 == 0 ? o.end + rng() % (gap_end - o.end) : o.begin + rng() % (o.end - o.begin);
+        }
+    }
+    return *slot;
+}
+
+std::size_t heap_bytes() {
+#if defined(__GLIBC__)
+    const struct mallinfo2 info = ::mallinfo2();
+    return info.uordblks + info.hblkhd;
+#else
+    return 0;
+#endif
+}
+
+ojx::object_info info_of(std::size_t i) {
+    return ojx::object_info{static_cast<ojx::context_id>(i % 1000), static_cast<ojx::type_id>(i % 77), i};
+}
+
+struct built_map {
+    std::unique_ptr<ojx::object_map> map;
+    std::size_t bytes_with_retired = 0;
+};
+
+const built_map& make_map(std::size_t count, unsigned granule_shift) {
+    static std::map<std::pair<std::size_t, unsigned>, built_map> cache;
+    built_map& slot = cache[{count, granule_shift}];
+    if (!slot.map) {
+        const heap& h = make_heap(count);
+        slot.map = std::make_unique<ojx::object_map>(ojx::interval_map_config{.granule_shift = granule_shift});
+        for (std::size_t i = 0; i < h.objects.size(); ++i) {
+            slot.map->insert(h.objects[i].begin, h.objects[i].end, info_of(i));
+        }
+        slot.bytes_with_retired = slot.map->memory_bytes();
+        slot.map->reclaim_retired(); // no reader is running
+    }
+    return slot;
+}
+
+void interval_map_lookup(benchmark::State& state, unsigned granule_shift) {
+    const auto count = static_cast<std::size_t>(state.range(0));
+    const heap& h = make_heap(count);
+    const built_map& built = make_map(count, granule_shift);
+    const ojx::object_map& map = *built.map;
+    const std::size_t mask = h.probes.size() - 1;
+    std::size_t i = 0;
+    std::uint64_t found = 0;
+    for (auto _ : state) {
+        const auto r = map.lookup(h.probes[i & mask]);
+        found += r.found() ? r.value.payload.serial : 0;
+        ++i;
+    }
+    benchmark::DoNotOptimize(found);
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+    state.counters["bytes_per_object"] = static_cast<double>(map.memory_bytes()) / static_cast<double>(count);
+    state.counters["bytes_per_object_with_retired"] =
+        static_cast<double>(built.bytes_with_retired) / static_cast<double>(count);
+    state.counters["cells_per_object"] = static_cast<double>(map.cells_in_use()) / static_cast<double>(count);
+    state.counters["ns_per_lookup"] = benchmark::Counter(static_cast<double>(state.iterations()),
+                                                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_interval_map_lookup(benchmark::State& state) { interval_map_lookup(state, 10); }
+void BM_interval_map_lookup_granule_4k(benchmark::State& state) { interval_map_lookup(state, 12); }
+
+void BM_std_map_lookup(benchmark::State& state) {
+    const auto count = static_cast<std::size_t>(state.range(0));
+    const heap& h = make_heap(count);
+    const std::size_t before = heap_bytes();
+    std::map<ojx::address, ojx::object_map::entry> map;
+    for (std::size_t i = 0; i < h.objects.size(); ++i) {
+        map.emplace(h.objects[i].begin, ojx::object_map::entry{h.objects[i].begin, h.objects[i].end, info_of(i)});
+    }
+    const std::size_t bytes = heap_bytes() - before;
+    const std::size_t mask = h.probes.size() - 1;
+    std::size_t i = 0;
+    std::uint64_t found = 0;
+    for (auto _ : state) {
+        const ojx::address a = h.probes[i & mask];
+        auto it = map.upper_bound(a);
+        if (it != map.begin()) {
+            --it;
+            if (a < it->second.end) {
+                found += it->second.payload.serial;
+            }
+        }
+        ++i;
+    }
+    benchmark::DoNotOptimize(found);
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+    state.counters["bytes_per_object"] = static_cast<double>(bytes) / static_cast<double>(count);
+    state.counters["ns_per_lookup"] = benchmark::Counter(static_cast<double>(state.iterations()),
+                                                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// Writer side: one allocation (insert) and one free (erase) per iteration in a heap of 100 K live objects.
+void BM_interval_map_insert_erase(benchmark::State& state) {
+    const auto count = static_cast<std::size_t>(state.range(0));
+    const heap& h = make_heap(count);
+    ojx::object_map map;
+    for (std::size_t i = 0; i < count; ++i) {
+        map.insert(h.objects[i].begin, h.objects[i].end, info_of(i));
+    }
+    std::size_t i = 0;
+    for (auto _ : state) {
+        const object_range& o = h.objects[i % count];
+        map.erase(o.begin);
+        map.insert(o.begin, o.end, info_of(i));
+        ++i;
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 2);
+}
+
+} // namespace
+
+BENCHMARK(BM_interval_map_lookup)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
+BENCHMARK(BM_interval_map_lookup_granule_4k)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
+BENCHMARK(BM_std_map_lookup)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
+BENCHMARK(BM_interval_map_insert_erase)->Arg(100'000);
