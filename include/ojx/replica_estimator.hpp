@@ -196,8 +196,8 @@ private:
     }
 
     // The open cluster of `source`; the least recently used one is closed (folded into the sums) to make room.
-    // The profiler remembers far fewer sources per context than this table holds, so a source that comes back
-    // after being closed is rare, and would only make the interval slightly narrower than it should be.
+    // The profiler remembers fewer sources per context (16 by default) than this table holds, so a source that
+    // comes back after being closed is rare, and would only make the interval slightly narrower than it should be.
     source_cluster& cluster_of(std::uint64_t source) noexcept {
         ++clock_;
         source_cluster* victim = &clusters_[0];
@@ -224,7 +224,7 @@ private:
     }
 
     evidence_summary summary_; // closed sources only; open ones are in clusters_
-    std::array<source_cluster, 64> clusters_{};
+    std::array<source_cluster, 32> clusters_{};
     std::uint64_t clock_ = 0;
     // Comparisons of one pair arrive close together (the watchpoints of one pair are armed at once), so a
     // short memory of recent pairs suffices and keeps the evidence bounded.

@@ -43,9 +43,9 @@ struct reservoir_replacement {
     static constexpr std::string_view name = "reservoir";
 
     std::optional<std::size_t> choose_victim(std::span<slot_history> slots, fast_random& rng) noexcept {
-        std::array<std::size_t, max_watchpoint_slots> order{};
+        std::array<std::uint8_t, max_watchpoint_slots> order;
         const std::size_t count = slots.size() < max_watchpoint_slots ? slots.size() : max_watchpoint_slots;
-        for (std::size_t i = 0; i < count; ++i) order[i] = i;
+        for (std::size_t i = 0; i < count; ++i) order[i] = static_cast<std::uint8_t>(i);
         for (std::size_t i = count; i > 1; --i) { // Fisher-Yates
             const auto j = static_cast<std::size_t>(rng.below(i));
             std::swap(order[i - 1], order[j]);

@@ -1,0 +1,562 @@
+// The replica profiler: OJXPerf's algorithm as a policy-based type. It composes the interval object map
+// (address → object), the watchpoint pool with its replacement policy, a pairing policy, the replica
+// estimator and a calling context tree, and is driven by events from any backend:
+//
+//   allocation / free / move / GC   keep the object map true (objects below a size threshold are ignored);
+//   access sample                   find the sampled object; remember ⟨offset, value, digest⟩ for its context;
+//                                   if it is a later, different object than a remembered one of the same
+//                                   context, watch it at the remembered offsets;
+//   watchpoint trap                 compare the remembered value (and the digest of the window around it) with
+//                                   what is there now, and count the comparison for the context.
+//
+// Memory is bounded: per context a fixed number of remembered objects and probes (allocated when the context
+// is first seen), a fixed pool of watchpoints, a fixed table of access contexts. Nothing on the sample or trap
+// path allocates. Events must be delivered one at a time (the emulation and replay backends do so; the
+// hardware backend serializes per thread).
+#pragma once
+
+#include "ojx/calling_context_tree.hpp"
+#include "ojx/content_digest.hpp"
+#include "ojx/interval_map.hpp"
+#include "ojx/pairing_policy.hpp"
+#include "ojx/random.hpp"
+#include "ojx/replica_estimator.hpp"
+#include "ojx/sampler.hpp"
+#include "ojx/types.hpp"
+#include "ojx/watchpoint_pool.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace ojx {
+
+// What the profiler's calling context tree counts per node. For allocation contexts: objects and bytes
+// allocated there; for access contexts: samples taken there.
+struct context_metrics {
+    std::uint64_t allocations = 0;
+    std::uint64_t allocated_bytes = 0;
+    std::uint64_t samples = 0;
+
+    context_metrics& operator+=(const context_metrics& other) noexcept {
+        allocations += other.allocations;
+        allocated_bytes += other.allocated_bytes;
+        samples += other.samples;
+        return *this;
+    }
+};
+
+using context_tree = calling_context_tree<context_metrics>;
+
+struct profiler_config {
+    std::uint64_t min_object_size = 1024;       // smaller objects are not tracked (the paper: 1 KiB)
+    std::size_t remembered_objects = 16;        // per context: earlier sampled objects kept for pairing
+    std::size_t probes_per_object = 2;          // per remembered object: ⟨offset, value⟩ probes kept
+    std::size_t probes_per_pair = 2;            // watchpoints armed for one pair (≥ 2 lets α be estimated)
+    std::size_t compare_window = 256;           // bytes around the probed word compared by digest; 0: word only
+    bool probe_stores = false;                  // remember values of sampled stores, and compare at store traps
+    std::size_t max_contexts = 1 << 16;         // allocation contexts with state; further ones are counted
+    std::size_t context_tree_capacity = 1 << 16; // nodes, preallocated (≈ 60 bytes each)
+    std::size_t object_map_capacity = 1 << 12;  // initial cells of the object map (it grows)
+    std::size_t access_contexts_per_context = 8; // heavy-hitter table of access contexts per allocation context
+    std::uint64_t seed = 1;
+    estimator_config estimator{};
+};
+
+// Counters of everything that happened, including every reason a sample or trap was not used.
+struct profiler_stats {
+    std::uint64_t allocations = 0;
+    std::uint64_t allocations_ignored_small = 0;
+    std::uint64_t allocations_ignored_contexts_full = 0;
+    std::uint64_t objects_evicted_by_overlap = 0;
+    std::uint64_t frees = 0;
+    std::uint64_t moves = 0;
+    std::uint64_t samples = 0;
+    std::uint64_t samples_untracked = 0;  // address in no tracked object
+    std::uint64_t samples_busy = 0;       // object map was being updated by the interrupted thread
+    std::uint64_t samples_stores_ignored = 0;
+    std::uint64_t samples_unreadable = 0; // the object's memory could not be read for the digest
+    std::uint64_t pairs = 0;
+    std::uint64_t size_mismatches = 0;
+    std::uint64_t watch_requests = 0;
+    std::uint64_t watch_armed = 0;
+    std::uint64_t watch_evicted = 0;
+    std::uint64_t watch_declined = 0;     // the replacement policy kept the armed ones
+    std::uint64_t watch_arm_failures = 0;
+    std::uint64_t watch_cancelled = 0;    // target died or moved before the trap
+    std::uint64_t traps = 0;
+    std::uint64_t traps_stale = 0;        // no watch in that slot, or its object is no longer there
+    std::uint64_t traps_stores_ignored = 0;
+    std::uint64_t comparisons = 0;
+};
+
+// One allocation context's part of the report.
+struct context_report {
+    context_id context = no_context;
+    type_id type = no_type;
+    std::uint64_t objects = 0;
+    std::uint64_t bytes = 0;
+    replica_estimate estimate;
+    struct access {
+        context_id context = no_context;
+        std::uint64_t samples = 0;
+    };
+    std::vector<access> accesses; // most sampled first
+};
+
+// What a profile says: contexts sorted by replication evidence (ω, then θ, then comparisons; contexts without
+// an estimate last), and the run's counters.
+struct replica_report {
+    std::vector<context_report> contexts;
+    profiler_stats stats;
+};
+
+// The policies a profiler is built from.
+template <class P>
+concept profiler_policies = watchpoint_arming<typename P::watchpoints> && memory_reader<typename P::memory> &&
+                            replacement_policy<typename P::replacement> && pairing_policy<typename P::pairing>;
+
+template <profiler_policies Policies>
+class profiler {
+public:
+    using watchpoints_type = typename Policies::watchpoints;
+    using memory_type = typename Policies::memory;
+    using replacement_type = typename Policies::replacement;
+    using pairing_type = typename Policies::pairing;
+
+    profiler(const profiler_config& config, watchpoints_type& watchpoints, memory_type& memory)
+        : config_(sanitized(config)),
+          watchpoints_(watchpoints),
+          memory_(memory),
+          contexts_(config_.context_tree_capacity),
+          objects_(interval_map_config{.initial_capacity = config_.object_map_capacity}),
+          pool_(watchpoints.slot_count(), config_.seed ^ 0x5eedULL),
+          rng_(config_.seed),
+          state_of_context_(config_.context_tree_capacity, no_state) {}
+
+    profiler(const profiler&) = delete;
+    profiler& operator=(const profiler&) = delete;
+
+    const profiler_config& config() const noexcept { return config_; }
+    const profiler_stats& stats() const noexcept { return stats_; }
+    context_tree& contexts() noexcept { return contexts_; }
+    const context_tree& contexts() const noexcept { return contexts_; }
+    std::size_t tracked_objects() const noexcept { return objects_.size(); }
+    // Bytes held by the object map (all tables, including retired ones), for memory accounting.
+    std::size_t object_map_bytes() const noexcept { return objects_.memory_bytes(); }
+
+    // Bytes of state one allocation context costs with this configuration (allocated when its first object is).
+    static std::size_t bytes_per_context(const profiler_config& config) noexcept {
+        const profiler_config c = sanitized(config);
+        return sizeof(context_state) + sizeof(std::uint32_t) + c.remembered_objects * sizeof(remembered_object) +
+               c.remembered_objects * c.probes_per_object * sizeof(probe) +
+               c.access_contexts_per_context * sizeof(access_tally);
+    }
+
+    // A new object [begin, begin + size) allocated in `context`. May allocate (first object of a context).
+    void on_allocation(address begin, std::uint64_t size, context_id context, type_id type) {
+        ++stats_.allocations;
+        if (size < config_.min_object_size || size == 0) {
+            ++stats_.allocations_ignored_small;
+            return;
+        }
+        context_state* state = state_for(context, type);
+        if (state == nullptr) {
+            ++stats_.allocations_ignored_contexts_full;
+            return;
+        }
+        const auto inserted = objects_.insert(begin, begin + size, object_info{context, type, ++next_serial_});
+        stats_.objects_evicted_by_overlap += inserted.evicted;
+        ++state->objects;
+        state->bytes += size;
+        if (context < contexts_.size()) {
+            contexts_.metrics(context).allocations += 1;
+            contexts_.metrics(context).allocated_bytes += size;
+        }
+    }
+
+    void on_free(address begin) {
+        const auto found = objects_.lookup(begin);
+        if (found.status != lookup_status::found || found.value.begin != begin) return;
+        ++stats_.frees;
+        cancel_watches_on(found.value.payload.serial);
+        objects_.erase(begin);
+    }
+
+    // The object at `from` now lives at `to` (a moving GC). Its watchpoints are cancelled: they watch the old
+    // address.
+    void on_move(address from, address to) {
+        const auto found = objects_.lookup(from);
+        if (found.status != lookup_status::found || found.value.begin != from) return;
+        ++stats_.moves;
+        cancel_watches_on(found.value.payload.serial);
+        // Its comparisons were cancelled with the watchpoints: let its next sample pair it again.
+        if (context_state* state = existing_state(found.value.payload.allocation_context);
+            state && state->last_paired_target == found.value.payload.serial)
+            state->last_paired_target = 0;
+        objects_.relocate(from, to);
+    }
+
+    // Before a collection: every armed watchpoint may be about to watch a moved or dead object. Objects whose
+    // comparisons are cancelled this way may be paired again.
+    void on_gc_start() {
+        for (std::size_t slot = 0; slot < pool_.slot_count(); ++slot) cancel_slot(slot);
+        for (const auto& chunk : states_)
+            for (context_state& state : *chunk) state.last_paired_target = 0;
+    }
+
+    // Every tracked object is gone or unknown (e.g. a GC whose moves were not observed).
+    void forget_all_objects() {
+        on_gc_start();
+        objects_.clear();
+    }
+
+    // Signal-safe (no allocation, no lock): called for each delivered sample.
+    void on_sample(const access_sample& sample) noexcept {
+        ++stats_.samples;
+        if (sample.kind == access_kind::store && !config_.probe_stores) {
+            ++stats_.samples_stores_ignored;
+            return;
+        }
+        const auto found = objects_.lookup(sample.effective_address);
+        if (found.status == lookup_status::busy) {
+            ++stats_.samples_busy;
+            return;
+        }
+        if (found.status != lookup_status::found) {
+            ++stats_.samples_untracked;
+            return;
+        }
+        const auto& object = found.value;
+        context_state* state = existing_state(object.payload.allocation_context);
+        if (state == nullptr) {
+            ++stats_.samples_untracked;
+            return;
+        }
+        count_access(*state, sample.access_context);
+        const std::uint64_t size = object.end - object.begin;
+        const std::uint64_t offset = sample.effective_address - object.begin;
+        const std::uint8_t width = clamp_width(sample.width, size - offset);
+        std::uint64_t digest = 0;
+        if (!window_digest(object.begin, size, offset, digest)) {
+            ++stats_.samples_unreadable;
+            return;
+        }
+        if (state->last_paired_target != object.payload.serial) {
+            state->last_paired_target = object.payload.serial;
+            pair_with_earlier(*state, object.payload, object.begin, size);
+        }
+        remember(*state, object.payload.serial, size,
+                 probe{offset, masked(sample.value, width), digest, width, sample.access_context});
+    }
+
+    // Signal-safe: called when the watchpoint in `trap.slot` fires.
+    void on_trap(const watchpoint_trap& trap) noexcept {
+        ++stats_.traps;
+        if (!pool_.armed(trap.slot) || pool_.at(trap.slot).where != trap.watched_address) {
+            ++stats_.traps_stale;
+            return;
+        }
+        if (trap.kind == access_kind::store && !config_.probe_stores) {
+            ++stats_.traps_stores_ignored; // keep watching: the load that follows is what we compare
+            return;
+        }
+        const auto watch = *pool_.release(trap.slot);
+        watchpoints_.disarm(trap.slot);
+        const watch_payload& w = watch.payload;
+        const auto found = objects_.lookup(watch.where);
+        context_state* state = existing_state(w.context);
+        if (found.status != lookup_status::found || found.value.payload.serial != w.target_serial ||
+            state == nullptr) {
+            ++stats_.traps_stale;
+            return;
+        }
+        const std::uint64_t size = found.value.end - found.value.begin;
+        std::uint64_t digest = 0;
+        if (!window_digest(found.value.begin, size, watch.where - found.value.begin, digest)) {
+            ++stats_.traps_stale;
+            return;
+        }
+        const bool equal = masked(trap.value, watch.width) == w.value && digest == w.digest;
+        state->evidence.record(w.source_serial, w.target_serial, equal, w.weight);
+        ++stats_.comparisons;
+    }
+
+    // The evidence of one allocation context (for tools and tests).
+    const replica_evidence* evidence(context_id context) const noexcept {
+        const context_state* state = existing_state(context);
+        return state ? &state->evidence : nullptr;
+    }
+
+    replica_report report() const {
+        replica_report result;
+        result.stats = stats_;
+        for (const auto& chunk : states_) {
+            for (const context_state& state : *chunk) {
+                context_report entry;
+                entry.context = state.context;
+                entry.type = state.type;
+                entry.objects = state.objects;
+                entry.bytes = state.bytes;
+                entry.estimate = state.evidence.estimate(state.objects, config_.estimator);
+                for (std::size_t i = 0; i < state.access_tallies; ++i)
+                    entry.accesses.push_back({state.accesses[i].context, state.accesses[i].samples});
+                std::sort(entry.accesses.begin(), entry.accesses.end(),
+                          [](const auto& a, const auto& b) { return a.samples > b.samples; });
+                result.contexts.push_back(std::move(entry));
+            }
+        }
+        std::stable_sort(result.contexts.begin(), result.contexts.end(), ranks_before);
+        return result;
+    }
+
+private:
+    struct probe {
+        std::uint64_t offset = 0;
+        std::uint64_t value = 0;
+        std::uint64_t digest = 0;
+        std::uint8_t width = 0;
+        context_id access_context = no_context;
+    };
+
+    // An earlier sampled object of the context and the probes taken from it (a ring of the latest ones).
+    struct remembered_object {
+        std::uint64_t serial = 0;
+        std::uint64_t size = 0;
+        std::size_t probe_count = 0;
+        std::size_t next_probe = 0;
+        bool used = false;
+    };
+
+    struct access_tally {
+        context_id context = no_context;
+        std::uint64_t samples = 0;
+    };
+
+    struct context_state {
+        context_id context = no_context;
+        type_id type = no_type;
+        std::uint64_t objects = 0;
+        std::uint64_t bytes = 0;
+        std::uint64_t sampled_objects = 0; // distinct sampled objects offered to the pairing policy
+        std::uint64_t last_paired_target = 0;
+        std::uint64_t last_offered_serial = 0;
+        replica_evidence evidence;
+        std::unique_ptr<remembered_object[]> remembered;
+        std::unique_ptr<probe[]> probes; // remembered_objects × probes_per_object
+        std::unique_ptr<access_tally[]> accesses;
+        std::size_t access_tallies = 0;
+    };
+
+    struct watch_payload {
+        context_id context = no_context;
+        std::uint64_t source_serial = 0;
+        std::uint64_t target_serial = 0;
+        std::uint64_t value = 0;
+        std::uint64_t digest = 0;
+        double weight = 1; // the pairing policy's weight for this pair
+    };
+
+    static constexpr std::uint32_t no_state = ~std::uint32_t{0};
+    static constexpr std::size_t states_per_chunk = 256;
+
+    static profiler_config sanitized(profiler_config config) {
+        config.remembered_objects = std::clamp<std::size_t>(config.remembered_objects, 1, 64);
+        config.probes_per_object = std::clamp<std::size_t>(config.probes_per_object, 1, 64);
+        config.probes_per_pair = std::clamp<std::size_t>(config.probes_per_pair, 1, config.probes_per_object);
+        config.access_contexts_per_context = std::clamp<std::size_t>(config.access_contexts_per_context, 1, 1024);
+        config.compare_window = config.compare_window == 0 ? 0 : std::max<std::size_t>(config.compare_window, 8);
+        return config;
+    }
+
+    static bool ranks_before(const context_report& a, const context_report& b) noexcept {
+        if (a.estimate.reported != b.estimate.reported) return a.estimate.reported;
+        if (a.estimate.omega != b.estimate.omega) return a.estimate.omega > b.estimate.omega;
+        if (a.estimate.theta != b.estimate.theta) return a.estimate.theta > b.estimate.theta;
+        return a.estimate.comparisons() > b.estimate.comparisons();
+    }
+
+    static std::uint8_t clamp_width(std::uint8_t width, std::uint64_t room) noexcept {
+        std::uint8_t w = width == 0 ? 1 : (width > 8 ? 8 : width);
+        while (w > room) w = static_cast<std::uint8_t>(w / 2);
+        return w == 0 ? 1 : w;
+    }
+
+    static std::uint64_t masked(std::uint64_t value, std::uint8_t width) noexcept {
+        return width >= 8 ? value : value & ((std::uint64_t{1} << (8 * width)) - 1);
+    }
+
+    context_state* state_for(context_id context, type_id type) {
+        if (context >= state_of_context_.size()) return nullptr;
+        if (state_of_context_[context] != no_state) return &state_at(state_of_context_[context]);
+        if (state_count_ >= config_.max_contexts) return nullptr;
+        if (state_count_ % states_per_chunk == 0)
+            states_.push_back(std::make_unique<std::vector<context_state>>());
+        auto& chunk = *states_.back();
+        chunk.reserve(states_per_chunk);
+        context_state& state = chunk.emplace_back();
+        state.context = context;
+        state.type = type;
+        state.remembered = std::make_unique<remembered_object[]>(config_.remembered_objects);
+        state.probes = std::make_unique<probe[]>(config_.remembered_objects * config_.probes_per_object);
+        state.accesses = std::make_unique<access_tally[]>(config_.access_contexts_per_context);
+        state_of_context_[context] = static_cast<std::uint32_t>(state_count_++);
+        return &state;
+    }
+
+    context_state& state_at(std::uint32_t index) const noexcept {
+        return (*states_[index / states_per_chunk])[index % states_per_chunk];
+    }
+
+    context_state* existing_state(context_id context) const noexcept {
+        if (context >= state_of_context_.size() || state_of_context_[context] == no_state) return nullptr;
+        return &state_at(state_of_context_[context]);
+    }
+
+    // Space-saving heavy hitters: a full table replaces its least-sampled entry and inherits its count, so the
+    // most sampled access contexts survive with bounded memory.
+    void count_access(context_state& state, context_id access_context) noexcept {
+        if (access_context == no_context) return;
+        if (access_context < contexts_.size()) contexts_.metrics(access_context).samples += 1;
+        for (std::size_t i = 0; i < state.access_tallies; ++i) {
+            if (state.accesses[i].context == access_context) {
+                ++state.accesses[i].samples;
+                return;
+            }
+        }
+        if (state.access_tallies < config_.access_contexts_per_context) {
+            state.accesses[state.access_tallies++] = {access_context, 1};
+            return;
+        }
+        std::size_t least = 0;
+        for (std::size_t i = 1; i < state.access_tallies; ++i)
+            if (state.accesses[i].samples < state.accesses[least].samples) least = i;
+        state.accesses[least] = {access_context, state.accesses[least].samples + 1};
+    }
+
+    // Digest of the aligned window of `compare_window` bytes that holds `offset`, clipped to the object.
+    bool window_digest(address begin, std::uint64_t size, std::uint64_t offset, std::uint64_t& digest) noexcept {
+        digest = 0;
+        if (config_.compare_window == 0) return true;
+        const std::uint64_t start = offset / config_.compare_window * config_.compare_window;
+        const std::uint64_t end = std::min<std::uint64_t>(start + config_.compare_window, size);
+        content_digest hash;
+        std::array<unsigned char, 256> buffer;
+        for (std::uint64_t at = start; at < end;) {
+            const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), end - at));
+            if (!memory_.read(begin + at, buffer.data(), chunk)) return false;
+            hash.update(buffer.data(), chunk);
+            at += chunk;
+        }
+        digest = hash.value();
+        return true;
+    }
+
+    void pair_with_earlier(context_state& state, const object_info& target, address target_begin,
+                           std::uint64_t target_size) noexcept {
+        std::array<std::uint8_t, 64> eligible; // slot numbers; remembered_objects ≤ 64
+        std::size_t count = 0;
+        for (std::size_t i = 0; i < config_.remembered_objects; ++i) {
+            const remembered_object& r = state.remembered[i];
+            if (r.used && r.serial < target.serial && r.probe_count > 0) eligible[count++] = static_cast<std::uint8_t>(i);
+        }
+        if (count == 0) return;
+        // The policy picks a rank among the eligible objects ordered oldest to newest; select just that one.
+        const auto rank = static_cast<std::ptrdiff_t>(pairing_type::pick(count, rng_));
+        const auto first = eligible.begin();
+        std::nth_element(first, first + rank, first + static_cast<std::ptrdiff_t>(count), [&](std::uint8_t a, std::uint8_t b) {
+            return state.remembered[a].serial < state.remembered[b].serial;
+        });
+        const std::size_t chosen = eligible[static_cast<std::size_t>(rank)];
+        const remembered_object& source = state.remembered[chosen];
+        const double weight = pairing_type::pair_weight(state.sampled_objects);
+        ++stats_.pairs;
+        if (source.size != target_size) {
+            ++stats_.size_mismatches;
+            ++stats_.comparisons;
+            state.evidence.record_mismatch(source.serial, target.serial, weight);
+            return;
+        }
+        const probe* probes = &state.probes[chosen * config_.probes_per_object];
+        const std::size_t n = std::min(config_.probes_per_pair, source.probe_count);
+        // The newest probes first: they are the ones taken closest to the target's current use.
+        for (std::size_t k = 0; k < n; ++k) {
+            const std::size_t index =
+                (source.next_probe + config_.probes_per_object - 1 - k) % config_.probes_per_object;
+            watch(state, source.serial, target, target_begin, probes[index], weight);
+        }
+    }
+
+    void watch(const context_state& state, std::uint64_t source_serial, const object_info& target,
+               address target_begin, const probe& p, double weight) noexcept {
+        ++stats_.watch_requests;
+        const address where = target_begin + p.offset;
+        if (pool_.find(where)) return; // already watched (another probe at the same offset)
+        const auto placed = pool_.offer(where, p.width,
+                                        watch_payload{state.context, source_serial, target.serial, p.value, p.digest, weight});
+        if (!placed.slot) {
+            ++stats_.watch_declined;
+            return;
+        }
+        if (placed.evicted) {
+            ++stats_.watch_evicted;
+            watchpoints_.disarm(*placed.slot);
+        }
+        if (!watchpoints_.arm(*placed.slot, where, p.width)) {
+            ++stats_.watch_arm_failures;
+            pool_.release(*placed.slot);
+            return;
+        }
+        ++stats_.watch_armed;
+    }
+
+    void remember(context_state& state, std::uint64_t serial, std::uint64_t size, const probe& p) noexcept {
+        std::size_t slot = config_.remembered_objects;
+        for (std::size_t i = 0; i < config_.remembered_objects; ++i)
+            if (state.remembered[i].used && state.remembered[i].serial == serial) slot = i;
+        if (slot == config_.remembered_objects) {
+            if (state.last_offered_serial == serial) return; // offered to the policy already and not kept
+            state.last_offered_serial = serial;
+            const auto kept = pairing_type::keep_slot(state.sampled_objects++, config_.remembered_objects, rng_);
+            if (!kept) return;
+            slot = *kept;
+            state.remembered[slot] = remembered_object{serial, size, 0, 0, true};
+        }
+        remembered_object& r = state.remembered[slot];
+        state.probes[slot * config_.probes_per_object + r.next_probe] = p;
+        r.next_probe = (r.next_probe + 1) % config_.probes_per_object;
+        r.probe_count = std::min(r.probe_count + 1, config_.probes_per_object);
+    }
+
+    void cancel_slot(std::size_t slot) noexcept {
+        if (pool_.release(slot)) {
+            watchpoints_.disarm(slot);
+            ++stats_.watch_cancelled;
+        }
+    }
+
+    void cancel_watches_on(std::uint64_t serial) noexcept {
+        for (std::size_t slot = 0; slot < pool_.slot_count(); ++slot)
+            if (pool_.armed(slot) && pool_.at(slot).payload.target_serial == serial) cancel_slot(slot);
+    }
+
+    profiler_config config_;
+    watchpoints_type& watchpoints_;
+    memory_type& memory_;
+    context_tree contexts_;
+    object_map objects_;
+    watchpoint_pool<watch_payload, replacement_type> pool_;
+    fast_random rng_;
+    profiler_stats stats_;
+    std::uint64_t next_serial_ = 0;
+    // Context id → index of its state. Sized to the tree's capacity up front so the sample path never
+    // reallocates it; states live in fixed-size chunks that never move.
+    std::vector<std::uint32_t> state_of_context_;
+    std::vector<std::unique_ptr<std::vector<context_state>>> states_;
+    std::size_t state_count_ = 0;
+};
+
+} // namespace ojx

@@ -1,0 +1,203 @@
+// Writing a replica report: a ranked text table for a terminal, and the documented JSON profile
+// (docs/profile-format.md) that tools read. Frames and types are named by callbacks, because only the backend
+// knows what a frame is (a JVM method and bytecode index, a native address, a synthetic id). Not for signal
+// handlers: allocates freely.
+#pragma once
+
+#include "ojx/profiler.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ojx {
+
+struct report_naming {
+    std::function<std::string(std::uint64_t frame)> frame;
+    std::function<std::string(type_id)> type;
+};
+
+// Facts about the run that a reader needs to trust the numbers.
+struct run_facts {
+    std::string runtime;     // e.g. "emulation", "OpenJDK 17.0.15 (G1)"
+    std::string sampler;     // the sampling mechanism chosen, and why
+    std::string watchpoints; // the watchpoint mechanism and slot count
+    std::string pairing;
+    std::string replacement;
+};
+
+namespace report_detail {
+
+inline std::string json_escape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size() + 2);
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        switch (ch) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (c < 0x20) {
+                char buffer[8];
+                std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+                out += buffer;
+            } else {
+                out += ch;
+            }
+        }
+    }
+    return out;
+}
+
+inline std::string number(double value) {
+    if (!std::isfinite(value)) return "null";
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.6g", value);
+    return buffer;
+}
+
+inline std::string percent(double value) {
+    char buffer[16];
+    std::snprintf(buffer, sizeof buffer, "%.0f%%", 100 * value);
+    return buffer;
+}
+
+inline std::string bytes(double value) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int unit = 0;
+    while (value >= 1024 && unit < 4) {
+        value /= 1024;
+        ++unit;
+    }
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+    return buffer;
+}
+
+// Frames of a context, leaf first, named (Throwable.printStackTrace order). The root node has no frame.
+template <class Tree>
+std::vector<std::string> frames(const Tree& tree, context_id id, const report_naming& naming) {
+    std::vector<std::string> names;
+    if (id == no_context || id >= tree.size()) return names;
+    for (context_id at = id; at != Tree::root; at = tree.parent(at)) {
+        const auto f = tree.frame_of(at);
+        names.push_back(naming.frame ? naming.frame(f) : std::to_string(f));
+    }
+    return names;
+}
+
+inline std::string type_name(type_id type, const report_naming& naming) {
+    return naming.type ? naming.type(type) : std::to_string(type);
+}
+
+inline void write_frames(std::ostream& out, const std::vector<std::string>& names) {
+    out << '[';
+    for (std::size_t i = 0; i < names.size(); ++i) out << (i ? ", " : "") << '"' << json_escape(names[i]) << '"';
+    out << ']';
+}
+
+} // namespace report_detail
+
+// Lower bound on the bytes held by replicas that one shared copy would save: at least ω·X objects are
+// identical, and all but one of them could go.
+inline double replicated_bytes_lower_bound(const context_report& context) {
+    if (!context.estimate.reported || context.objects == 0) return 0;
+    const double mean_size = static_cast<double>(context.bytes) / static_cast<double>(context.objects);
+    const double identical = std::floor(context.estimate.omega * static_cast<double>(context.objects));
+    return identical > 1 ? (identical - 1) * mean_size : 0;
+}
+
+// The documented JSON profile, version 1.
+template <class Tree>
+void write_json(std::ostream& out, const replica_report& report, const Tree& tree, const report_naming& naming,
+                const run_facts& facts) {
+    using namespace report_detail;
+    const profiler_stats& s = report.stats;
+    out << "{\n  \"ojx_profile_version\": 1,\n";
+    out << "  \"run\": {\"runtime\": \"" << json_escape(facts.runtime) << "\", \"sampler\": \""
+        << json_escape(facts.sampler) << "\", \"watchpoints\": \"" << json_escape(facts.watchpoints)
+        << "\", \"pairing\": \"" << json_escape(facts.pairing) << "\", \"replacement\": \""
+        << json_escape(facts.replacement) << "\",\n";
+    out << "    \"allocations\": " << s.allocations << ", \"allocations_ignored\": {\"below_size_threshold\": "
+        << s.allocations_ignored_small << ", \"context_table_full\": " << s.allocations_ignored_contexts_full
+        << "},\n";
+    out << "    \"samples\": " << s.samples << ", \"samples_dropped\": {\"untracked_address\": " << s.samples_untracked
+        << ", \"object_map_busy\": " << s.samples_busy << ", \"store\": " << s.samples_stores_ignored
+        << ", \"unreadable\": " << s.samples_unreadable << "},\n";
+    out << "    \"watchpoints_armed\": " << s.watch_armed << ", \"watchpoints_evicted\": " << s.watch_evicted
+        << ", \"watchpoints_declined\": " << s.watch_declined << ", \"watchpoints_cancelled\": "
+        << s.watch_cancelled << ", \"watchpoint_arm_failures\": " << s.watch_arm_failures << ",\n";
+    out << "    \"traps\": " << s.traps << ", \"traps_stale\": " << s.traps_stale
+        << ", \"comparisons\": " << s.comparisons << "},\n";
+    out << "  \"contexts\": [";
+    for (std::size_t i = 0; i < report.contexts.size(); ++i) {
+        const context_report& c = report.contexts[i];
+        const replica_estimate& e = c.estimate;
+        out << (i ? ",\n" : "\n") << "    {\"allocation\": {\"type\": \"" << json_escape(type_name(c.type, naming))
+            << "\", \"frames\": ";
+        write_frames(out, frames(tree, c.context, naming));
+        out << "},\n     \"objects\": " << c.objects << ", \"bytes\": " << c.bytes << ", \"reported\": "
+            << (e.reported ? "true" : "false") << ", \"comparisons\": {\"equal\": " << e.equal
+            << ", \"different\": " << e.different << ", \"pairs\": " << e.pairs << ", \"sources\": " << e.sources
+            << ", \"effective\": " << number(e.effective_comparisons) << "},\n";
+        out << "     \"theta\": " << number(e.theta) << ", \"theta_ci\": [" << number(e.theta_ci.low) << ", "
+            << number(e.theta_ci.high) << "], \"alpha\": " << number(e.alpha) << ", \"alpha_ci\": ["
+            << number(e.alpha_ci.low) << ", " << number(e.alpha_ci.high)
+            << "], \"alpha_comparisons\": " << e.alpha_comparisons << ", \"omega\": " << number(e.omega)
+            << ", \"gamma\": " << number(e.gamma) << ",\n     \"accesses\": [";
+        for (std::size_t a = 0; a < c.accesses.size(); ++a) {
+            out << (a ? ", " : "") << "{\"frames\": ";
+            write_frames(out, frames(tree, c.accesses[a].context, naming));
+            out << ", \"samples\": " << c.accesses[a].samples << '}';
+        }
+        out << "]}";
+    }
+    out << "\n  ]\n}\n";
+}
+
+// A ranked table for a terminal: the contexts with an estimate, most replicated first.
+template <class Tree>
+void write_text(std::ostream& out, const replica_report& report, const Tree& tree, const report_naming& naming,
+                const run_facts& facts, std::size_t top = 10) {
+    using namespace report_detail;
+    const profiler_stats& s = report.stats;
+    out << "ojx replica report  (" << facts.runtime << "; sampler: " << facts.sampler << "; watchpoints: "
+        << facts.watchpoints << "; pairing: " << facts.pairing << ")\n";
+    out << "samples " << s.samples << ", comparisons " << s.comparisons << ", objects tracked "
+        << s.allocations - s.allocations_ignored_small - s.allocations_ignored_contexts_full << "\n\n";
+    std::size_t shown = 0;
+    for (const context_report& c : report.contexts) {
+        if (!c.estimate.reported || shown == top) continue;
+        const replica_estimate& e = c.estimate;
+        const auto alloc = frames(tree, c.context, naming);
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "#%zu  theta %s [%s, %s]   largest identical group %s..%s of %llu objects   "
+                      "(%llu comparisons, alpha %s)\n",
+                      ++shown, percent(e.theta).c_str(), percent(e.theta_ci.low).c_str(),
+                      percent(e.theta_ci.high).c_str(), percent(e.omega).c_str(), percent(e.gamma).c_str(),
+                      static_cast<unsigned long long>(c.objects), static_cast<unsigned long long>(e.comparisons()),
+                      percent(e.alpha).c_str());
+        out << line;
+        out << "    " << type_name(c.type, naming) << " allocated at " << (alloc.empty() ? "?" : alloc.front())
+            << "   " << bytes(static_cast<double>(c.bytes)) << " allocated, at least "
+            << bytes(replicated_bytes_lower_bound(c)) << " in replicas\n";
+        for (std::size_t f = 1; f < alloc.size(); ++f) out << "        from " << alloc[f] << '\n';
+        for (std::size_t a = 0; a < c.accesses.size() && a < 3; ++a) {
+            const auto used = frames(tree, c.accesses[a].context, naming);
+            out << "    used at " << (used.empty() ? "?" : used.front()) << "  (" << c.accesses[a].samples
+                << " samples)\n";
+        }
+        out << '\n';
+    }
+    if (shown == 0) out << "no context has enough comparisons for an estimate yet\n";
+}
+
+} // namespace ojx

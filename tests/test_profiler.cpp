@@ -1,0 +1,246 @@
+// The profiler, driven event by event on the emulation backend's heap and debug registers, so every step of
+// OJXPerf's algorithm (and every reason to drop a sample or a trap) is checked directly.
+#include "ojx/emulation/emulated_watchpoints.hpp"
+#include "ojx/emulation/heap_shapes.hpp"
+#include "ojx/emulation/session.hpp"
+#include "ojx/emulation/synthetic_heap.hpp"
+#include "ojx/profiler.hpp"
+#include "ojx/report.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+using namespace ojx;
+using namespace ojx::emulation;
+
+namespace {
+
+using test_profiler = profiler<policies<>>;
+
+struct fixture {
+    explicit fixture(profiler_config config = small_config()) : prof(config, watchpoints, heap) {
+        const std::uint64_t path[] = {1, 2};
+        const std::uint64_t other[] = {1, 3};
+        const std::uint64_t use[] = {1, 4};
+        context = prof.contexts().insert_path(path);
+        other_context = prof.contexts().insert_path(other);
+        use_context = prof.contexts().insert_path(use);
+    }
+
+    static profiler_config small_config() {
+        profiler_config config;
+        config.context_tree_capacity = 64;
+        config.min_object_size = 64;
+        config.compare_window = 0;
+        config.probes_per_pair = 1;
+        config.estimator.min_comparisons = 1;
+        return config;
+    }
+
+    address allocate(std::uint64_t size, context_id in, std::uint64_t fill) {
+        const address where = *heap.allocate(size);
+        for (std::uint64_t off = 0; off + 8 <= size; off += 8) heap.store(where + off, 8, fill + off);
+        prof.on_allocation(where, size, in, 0);
+        return where;
+    }
+
+    void sample(address where, access_kind kind = access_kind::load) {
+        prof.on_sample(access_sample{0x400000, where, heap.load(where, 8), 8, kind, 1, use_context});
+    }
+
+    void trap_at(address where, access_kind kind = access_kind::load) {
+        const auto hit = watchpoints.check(where, 8, kind == access_kind::store);
+        REQUIRE(hit);
+        prof.on_trap(watchpoint_trap{hit->slot, hit->watched, heap.load(hit->watched, 8), 8, kind, 0x400010, 1,
+                                     use_context});
+    }
+
+    synthetic_heap heap{1 << 20};
+    emulated_watchpoints watchpoints{4};
+    test_profiler prof;
+    context_id context = no_context, other_context = no_context, use_context = no_context;
+};
+
+} // namespace
+
+TEST_CASE("a later object of the same context is watched at the remembered offset and compared") {
+    fixture f;
+    const address a = f.allocate(256, f.context, 1000);
+    const address b = f.allocate(256, f.context, 1000); // identical contents
+    f.sample(a + 64);
+    REQUIRE(f.watchpoints.armed_count() == 0); // nothing earlier to pair with
+    f.sample(b + 128);
+    REQUIRE(f.watchpoints.armed_count() == 1);
+    REQUIRE(f.watchpoints.check(b + 64, 8, false)); // the offset remembered from a, in b
+    f.trap_at(b + 64);
+    REQUIRE(f.watchpoints.armed_count() == 0); // one trap per watchpoint
+    const auto* evidence = f.prof.evidence(f.context);
+    REQUIRE(evidence);
+    REQUIRE(evidence->summary().equal == 1);
+    REQUIRE(f.prof.stats().comparisons == 1);
+}
+
+TEST_CASE("different contents compare different") {
+    fixture f;
+    const address a = f.allocate(256, f.context, 1000);
+    const address b = f.allocate(256, f.context, 5000);
+    f.sample(a + 64);
+    f.sample(b + 8);
+    f.trap_at(b + 64);
+    REQUIRE(f.prof.evidence(f.context)->summary().different == 1);
+}
+
+TEST_CASE("the value captured at sample time is compared, not the source's memory at trap time") {
+    fixture f;
+    const address a = f.allocate(256, f.context, 1000);
+    const address b = f.allocate(256, f.context, 1000);
+    f.sample(a + 64);
+    f.heap.store(a + 64, 8, 0xdead); // a changes after its sample; b still holds what a held
+    f.sample(b + 8);
+    f.trap_at(b + 64);
+    REQUIRE(f.prof.evidence(f.context)->summary().equal == 1);
+}
+
+TEST_CASE("the window digest catches a difference next to the compared word") {
+    auto config = fixture::small_config();
+    config.compare_window = 64;
+    fixture f(config);
+    const address a = f.allocate(256, f.context, 1000);
+    const address b = f.allocate(256, f.context, 1000);
+    f.heap.store(b + 72, 8, 0xbad); // same word at +64, different word in the same 64-byte window
+    f.sample(a + 64);
+    f.sample(b + 8);
+    f.trap_at(b + 64);
+    REQUIRE(f.prof.evidence(f.context)->summary().different == 1);
+}
+
+TEST_CASE("objects of another context, or below the size threshold, are not paired") {
+    fixture f;
+    const address a = f.allocate(256, f.context, 1000);
+    const address c = f.allocate(256, f.other_context, 1000);
+    const address small = f.allocate(32, f.context, 1000);
+    f.sample(a + 64);
+    f.sample(c + 64);
+    REQUIRE(f.watchpoints.armed_count() == 0);
+    f.sample(small + 8);
+    REQUIRE(f.prof.stats().allocations_ignored_small == 1);
+    REQUIRE(f.prof.stats().samples_untracked == 1);
+    f.sample(a + 72); // the same object again: still nothing to compare
+    REQUIRE(f.watchpoints.armed_count() == 0);
+}
+
+TEST_CASE("sampled stores are not remembered, and a store trap keeps the watchpoint armed") {
+    fixture f;
+    const address a = f.allocate(256, f.context, 1000);
+    const address b = f.allocate(256, f.context, 1000);
+    f.sample(a + 64, access_kind::store);
+    REQUIRE(f.prof.stats().samples_stores_ignored == 1);
+    f.sample(a + 64);
+    f.sample(b + 8);
+    f.trap_at(b + 64, access_kind::store);
+    REQUIRE(f.prof.stats().traps_stores_ignored == 1);
+    REQUIRE(f.watchpoints.armed_count() == 1);
+    f.trap_at(b + 64);
+    REQUIRE(f.prof.evidence(f.context)->summary().equal == 1);
+}
+
+TEST_CASE("freeing or moving the watched object cancels its watchpoint; lookups follow the move") {
+    fixture f;
+    const address a = f.allocate(256, f.context, 1000);
+    const address b = f.allocate(256, f.context, 1000);
+    f.sample(a + 64);
+    f.sample(b + 8);
+    REQUIRE(f.watchpoints.armed_count() == 1);
+    const address moved_to = *f.heap.allocate(256);
+    f.prof.on_move(b, moved_to);
+    REQUIRE(f.watchpoints.armed_count() == 0);
+    REQUIRE(f.prof.stats().watch_cancelled == 1);
+    f.sample(b + 8); // the old address no longer belongs to a tracked object
+    REQUIRE(f.prof.stats().samples_untracked == 1);
+    f.sample(moved_to + 16); // the moved object is found, and paired again
+    REQUIRE(f.watchpoints.armed_count() == 1);
+    f.prof.on_free(moved_to);
+    REQUIRE(f.watchpoints.armed_count() == 0);
+    REQUIRE(f.prof.tracked_objects() == 1);
+}
+
+TEST_CASE("a GC start disarms everything; a trap on a freed slot is stale") {
+    fixture f;
+    const address a = f.allocate(256, f.context, 1000);
+    const address b = f.allocate(256, f.context, 1000);
+    f.sample(a + 64);
+    f.sample(b + 8);
+    const auto hit = f.watchpoints.check(b + 64, 8, false);
+    REQUIRE(hit);
+    f.prof.on_gc_start();
+    REQUIRE(f.watchpoints.armed_count() == 0);
+    f.prof.on_trap(watchpoint_trap{hit->slot, b + 64, 0, 8, access_kind::load, 0, 1, f.use_context});
+    REQUIRE(f.prof.stats().traps_stale == 1);
+    REQUIRE(f.prof.stats().comparisons == 0);
+}
+
+TEST_CASE("objects of different sizes count as different without a watchpoint") {
+    fixture f;
+    const address a = f.allocate(256, f.context, 1000);
+    const address b = f.allocate(512, f.context, 1000);
+    f.sample(a + 64);
+    f.sample(b + 8);
+    REQUIRE(f.watchpoints.armed_count() == 0);
+    REQUIRE(f.prof.stats().size_mismatches == 1);
+    REQUIRE(f.prof.evidence(f.context)->summary().different == 1);
+}
+
+TEST_CASE("memory stays bounded: one object under a sample storm, and samples that outpace traps") {
+    fixture f;
+    const address only = f.allocate(4096, f.context, 1);
+    for (int i = 0; i < 100000; ++i) f.sample(only + 8 * static_cast<address>(i % 512));
+    REQUIRE(f.watchpoints.armed_count() == 0);
+    REQUIRE(f.prof.stats().pairs == 0);
+    // Many objects sampled, no access ever reaches a watched offset: the pool stays at its slot count and the
+    // policy's decisions are all accounted for.
+    std::vector<address> objects;
+    for (int i = 0; i < 200; ++i) objects.push_back(f.allocate(256, f.context, 7));
+    for (int round = 0; round < 5; ++round)
+        for (const address o : objects) f.sample(o + 8 * static_cast<address>(round));
+    const auto& s = f.prof.stats();
+    REQUIRE(f.watchpoints.armed_count() <= 4);
+    REQUIRE(s.watch_requests > 100);
+    REQUIRE(s.watch_armed - s.watch_evicted - s.watch_cancelled == f.watchpoints.armed_count());
+    REQUIRE(s.watch_requests >= s.watch_armed + s.watch_declined);
+}
+
+TEST_CASE("contexts beyond the configured maximum are counted, not tracked") {
+    auto config = fixture::small_config();
+    config.max_contexts = 1;
+    fixture f(config);
+    f.allocate(256, f.context, 1);
+    f.allocate(256, f.other_context, 1);
+    REQUIRE(f.prof.stats().allocations_ignored_contexts_full == 1);
+    REQUIRE(f.prof.tracked_objects() == 1);
+}
+
+TEST_CASE("the report ranks a replicated context above a random one, and runs are reproducible") {
+    const std::vector<context_shape> shapes{
+        {.name = "Random.site", .group_sizes = std::vector<std::uint32_t>(150, 1)},
+        {.name = "Replica.site", .group_sizes = {150}},
+    };
+    const auto run = [&](std::uint64_t seed) {
+        session_config config;
+        config.sampler.seed = seed;
+        config.profiler.seed = seed;
+        config.profiler.context_tree_capacity = 256;
+        session<> s(config);
+        const auto result = run_workload(s.machine, s.prof.contexts(), shapes, {.seed = seed});
+        const auto report = s.prof.report();
+        REQUIRE(report.contexts.size() == 2);
+        REQUIRE(report.contexts[0].context == result.allocation_contexts[1]);
+        REQUIRE(report.contexts[0].estimate.theta > 0.95);
+        REQUIRE(report.contexts[1].estimate.theta < 0.05);
+        std::ostringstream json;
+        write_json(json, report, s.prof.contexts(), {}, s.facts());
+        return json.str();
+    };
+    REQUIRE(run(11) == run(11));
+    REQUIRE(run(11) != run(12));
+}

@@ -1,0 +1,169 @@
+// The report writers: the JSON profile is well-formed and holds the documented fields (frames leaf first,
+// names escaped), and the text report ranks the replicated context first with its allocation and use sites.
+#include "ojx/emulation/heap_shapes.hpp"
+#include "ojx/emulation/session.hpp"
+#include "ojx/report.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cctype>
+#include <sstream>
+#include <string>
+
+using namespace ojx;
+using namespace ojx::emulation;
+
+namespace {
+
+// A strict JSON syntax checker (RFC 8259 values), enough to prove the writer's output parses.
+class json_checker {
+public:
+    explicit json_checker(std::string_view text) : text_(text) {}
+    bool valid() {
+        skip();
+        if (!value()) return false;
+        skip();
+        return at_ == text_.size();
+    }
+
+private:
+    bool value() {
+        if (at_ >= text_.size()) return false;
+        const char c = text_[at_];
+        if (c == '{') return object();
+        if (c == '[') return array();
+        if (c == '"') return string();
+        if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) return number();
+        return literal("true") || literal("false") || literal("null");
+    }
+    bool object() {
+        ++at_;
+        skip();
+        if (peek('}')) return ++at_, true;
+        for (;;) {
+            skip();
+            if (!string()) return false;
+            skip();
+            if (!peek(':')) return false;
+            ++at_;
+            skip();
+            if (!value()) return false;
+            skip();
+            if (peek('}')) return ++at_, true;
+            if (!peek(',')) return false;
+            ++at_;
+        }
+    }
+    bool array() {
+        ++at_;
+        skip();
+        if (peek(']')) return ++at_, true;
+        for (;;) {
+            skip();
+            if (!value()) return false;
+            skip();
+            if (peek(']')) return ++at_, true;
+            if (!peek(',')) return false;
+            ++at_;
+        }
+    }
+    bool string() {
+        if (!peek('"')) return false;
+        for (++at_; at_ < text_.size(); ++at_) {
+            const auto c = static_cast<unsigned char>(text_[at_]);
+            if (c == '"') return ++at_, true;
+            if (c < 0x20) return false;
+            if (c == '\\') {
+                if (++at_ >= text_.size()) return false;
+                if (text_[at_] == 'u') {
+                    for (int i = 0; i < 4; ++i)
+                        if (++at_ >= text_.size() || !std::isxdigit(static_cast<unsigned char>(text_[at_]))) return false;
+                } else if (std::string_view("\"\\/bfnrt").find(text_[at_]) == std::string_view::npos) {
+                    return false;
+                }
+            }
+        }
+        return false;
+    }
+    bool number() {
+        const std::size_t start = at_;
+        if (peek('-')) ++at_;
+        while (at_ < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[at_])) ||
+                                      std::string_view(".eE+-").find(text_[at_]) != std::string_view::npos))
+            ++at_;
+        return at_ > start;
+    }
+    bool literal(std::string_view word) {
+        if (text_.substr(at_, word.size()) != word) return false;
+        at_ += word.size();
+        return true;
+    }
+    bool peek(char c) const { return at_ < text_.size() && text_[at_] == c; }
+    void skip() {
+        while (at_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[at_]))) ++at_;
+    }
+    std::string_view text_;
+    std::size_t at_ = 0;
+};
+
+struct profiled {
+    std::string json;
+    std::string text;
+};
+
+profiled profile_two_contexts() {
+    const std::vector<context_shape> shapes{
+        {.name = "Quote\"Back\\slash", .type = "byte[]", .group_sizes = std::vector<std::uint32_t>(120, 1)},
+        {.name = "com.example.Reader.readNext", .type = "byte[]", .object_size = 2048, .group_sizes = {120}},
+    };
+    session_config config;
+    config.profiler.context_tree_capacity = 256;
+    session<> s(config);
+    run_workload(s.machine, s.prof.contexts(), shapes, {.seed = 3});
+    const report_naming naming{[&](std::uint64_t f) { return synthetic_frame_name(f, shapes); },
+                               [&](type_id t) { return shapes.at(t).type; }};
+    std::ostringstream json, text;
+    write_json(json, s.prof.report(), s.prof.contexts(), naming, s.facts());
+    write_text(text, s.prof.report(), s.prof.contexts(), naming, s.facts());
+    return {json.str(), text.str()};
+}
+
+} // namespace
+
+TEST_CASE("the checker itself rejects malformed JSON") {
+    CHECK(json_checker(R"({"a": [1, 2.5e3, -3], "b": {"c": "x\"y\u00e9"}, "d": true, "e": null})").valid());
+    CHECK_FALSE(json_checker(R"({"a": 1,})").valid());
+    CHECK_FALSE(json_checker(R"({"a": "unterminated})").valid());
+    CHECK_FALSE(json_checker(R"([1 2])").valid());
+    CHECK_FALSE(json_checker("{\"a\": \"raw\nnewline\"}").valid());
+}
+
+TEST_CASE("the JSON profile is well-formed and holds the documented fields") {
+    const auto out = profile_two_contexts();
+    INFO(out.json);
+    REQUIRE(json_checker(out.json).valid());
+    for (const char* field : {"\"ojx_profile_version\": 1", "\"run\"", "\"sampler\"", "\"watchpoints\"",
+                              "\"samples_dropped\"", "\"contexts\"", "\"allocation\"", "\"type\": \"byte[]\"",
+                              "\"frames\"", "\"objects\"", "\"comparisons\"", "\"equal\"", "\"different\"", "\"theta\"",
+                              "\"theta_ci\"", "\"alpha\"", "\"omega\"", "\"gamma\"", "\"accesses\"", "\"samples\""})
+        CHECK(out.json.find(field) != std::string::npos);
+    // Leaf frame first, in printStackTrace style; the replicated context is ranked first.
+    const auto first = out.json.find("\"frames\": [\"com.example.Reader.readNext.allocate(Workload.java:41)\", "
+                                     "\"com.example.Reader.readNext.run(Workload.java:21)\", \"Main.main(Main.java:10)\"]");
+    const auto second = out.json.find("Quote\\\"Back\\\\slash.allocate");
+    REQUIRE(first != std::string::npos);
+    REQUIRE(second != std::string::npos); // escaped, not raw
+    CHECK(first < second);
+}
+
+TEST_CASE("the text report ranks the replicated context first with where it is allocated and used") {
+    const auto out = profile_two_contexts();
+    INFO(out.text);
+    const auto first = out.text.find("#1 ");
+    const auto reader = out.text.find("byte[] allocated at com.example.Reader.readNext.allocate(Workload.java:41)");
+    REQUIRE(first != std::string::npos);
+    REQUIRE(reader != std::string::npos);
+    CHECK(reader < out.text.find("#2 "));
+    CHECK(out.text.find("used at com.example.Reader.readNext.use(Workload.java:81)") != std::string::npos);
+    CHECK(out.text.find("theta 100%") != std::string::npos);
+}
