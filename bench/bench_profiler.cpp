@@ -1,0 +1,112 @@
+// Cost of the profiler's hot paths on the emulation backend (no context capture: the access context comes
+// with the sample): the access-sample path (object lookup, pairing, remembering the probe, digest of the
+// compared window) and the trap path (lookup, digest, comparison, estimator). Also the memory one tracked
+// object and one allocation context cost. Target (issue 2): ≤ 200 ns per sample.
+#include "ojx/emulation/emulated_watchpoints.hpp"
+#include "ojx/emulation/session.hpp"
+#include "ojx/emulation/synthetic_heap.hpp"
+#include "ojx/profiler.hpp"
+#include "ojx/random.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+using namespace ojx;
+using namespace ojx::emulation;
+
+namespace {
+
+using bench_profiler = profiler<policies<>>;
+
+struct setup {
+    // `objects` objects of 1 KiB spread over `contexts` allocation contexts; samples come in runs of
+    // `samples_per_object` on one object (1: every sample lands on a new object, the worst case, as pairing
+    // runs once per object; 8: a program scanning each object, as the paper's case studies do).
+    setup(std::size_t objects, std::size_t contexts, std::size_t window, std::size_t samples_per_object = 1)
+        : heap(objects * 1024 + (1 << 20)), prof(make_config(window), watchpoints, heap) {
+        std::vector<context_id> ids;
+        for (std::size_t c = 0; c < contexts; ++c) {
+            const std::uint64_t path[] = {1, 100 + c};
+            ids.push_back(prof.contexts().insert_path(path));
+        }
+        const std::uint64_t use[] = {1, 2};
+        access_context = prof.contexts().insert_path(use);
+        fast_random rng(1);
+        for (std::size_t i = 0; i < objects; ++i) {
+            const address where = *heap.allocate(1024);
+            for (std::uint64_t off = 0; off < 1024; off += 8) heap.store(where + off, 8, rng.below(4));
+            prof.on_allocation(where, 1024, ids[i % contexts], 0);
+            starts.push_back(where);
+        }
+        for (std::size_t i = 0; i < 4096; i += samples_per_object) {
+            const address object = starts[rng.below(starts.size())];
+            for (std::size_t k = 0; k < samples_per_object; ++k) {
+                const address a = object + 8 * rng.below(128);
+                addresses.push_back(a);
+                values.push_back(heap.load(a, 8));
+            }
+        }
+    }
+
+    static profiler_config make_config(std::size_t window) {
+        profiler_config config;
+        config.compare_window = window;
+        config.object_map_capacity = 1 << 16;
+        return config;
+    }
+
+    synthetic_heap heap;
+    emulated_watchpoints watchpoints{4};
+    bench_profiler prof;
+    context_id access_context = no_context;
+    std::vector<address> starts, addresses;
+    std::vector<std::uint64_t> values;
+};
+
+void BM_sample_path(benchmark::State& state) {
+    setup s(static_cast<std::size_t>(state.range(0)), 64, static_cast<std::size_t>(state.range(1)),
+            static_cast<std::size_t>(state.range(2)));
+    std::size_t i = 0;
+    for (auto _ : state) {
+        const std::size_t k = i++ & 4095;
+        s.prof.on_sample(access_sample{0x400000, s.addresses[k], s.values[k], 8, access_kind::load, 1,
+                                       s.access_context});
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+    state.counters["watch_armed_per_sample"] =
+        static_cast<double>(s.prof.stats().watch_armed) / static_cast<double>(s.prof.stats().samples);
+    state.counters["map_bytes_per_object"] =
+        static_cast<double>(s.prof.object_map_bytes()) / static_cast<double>(s.prof.tracked_objects());
+    state.counters["bytes_per_context"] = static_cast<double>(bench_profiler::bytes_per_context(s.prof.config()));
+}
+BENCHMARK(BM_sample_path)
+    ->ArgNames({"objects", "window", "per_object"})
+    ->ArgsProduct({{1000, 100000}, {0, 256}, {1, 8}});
+
+void BM_trap_path(benchmark::State& state) {
+    setup s(1000, 64, static_cast<std::size_t>(state.range(0)));
+    std::size_t i = 0, compared = 0;
+    for (auto _ : state) {
+        // Samples until a watchpoint is armed, then the trap that fires on it; only the trap is timed (the
+        // pause/resume adds a few tens of ns of timer overhead to each iteration).
+        state.PauseTiming();
+        std::optional<emulated_watchpoints::hit> hit;
+        while (!hit) {
+            const std::size_t k = i++ & 4095;
+            s.prof.on_sample(access_sample{0x400000, s.addresses[k], s.values[k], 8, access_kind::load, 1,
+                                           s.access_context});
+            for (std::size_t slot = 0; slot < s.watchpoints.slot_count() && !hit; ++slot)
+                hit = s.watchpoints.watched(slot);
+        }
+        const watchpoint_trap trap{hit->slot, hit->watched, s.heap.load(hit->watched, 8), 8, access_kind::load,
+                                   0x400010, 1, s.access_context};
+        state.ResumeTiming();
+        s.prof.on_trap(trap);
+        ++compared;
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(compared));
+}
+BENCHMARK(BM_trap_path)->ArgName("window")->Arg(0)->Arg(256);
+
+} // namespace
