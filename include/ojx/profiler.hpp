@@ -153,7 +153,7 @@ public:
         const profiler_config c = sanitized(config);
         return sizeof(context_state) + sizeof(std::uint32_t) + c.remembered_objects * sizeof(remembered_object) +
                c.remembered_objects * c.probes_per_object * sizeof(probe) +
-               c.access_contexts_per_context * sizeof(access_tally);
+               c.access_contexts_per_context * sizeof(context_report::access);
     }
 
     // A new object [begin, begin + size) allocated in `context`. May allocate (first object of a context).
@@ -302,8 +302,7 @@ public:
                 entry.objects = state.objects;
                 entry.bytes = state.bytes;
                 entry.estimate = state.evidence.estimate(state.objects, config_.estimator);
-                for (std::size_t i = 0; i < state.access_tallies; ++i)
-                    entry.accesses.push_back({state.accesses[i].context, state.accesses[i].samples});
+                entry.accesses.assign(state.accesses.get(), state.accesses.get() + state.access_count);
                 std::sort(entry.accesses.begin(), entry.accesses.end(),
                           [](const auto& a, const auto& b) { return a.samples > b.samples; });
                 result.contexts.push_back(std::move(entry));
@@ -331,11 +330,6 @@ private:
         bool used = false;
     };
 
-    struct access_tally {
-        context_id context = no_context;
-        std::uint64_t samples = 0;
-    };
-
     struct context_state {
         context_id context = no_context;
         type_id type = no_type;
@@ -347,8 +341,8 @@ private:
         replica_evidence evidence;
         std::unique_ptr<remembered_object[]> remembered;
         std::unique_ptr<probe[]> probes; // remembered_objects × probes_per_object
-        std::unique_ptr<access_tally[]> accesses;
-        std::size_t access_tallies = 0;
+        std::unique_ptr<context_report::access[]> accesses;
+        std::size_t access_count = 0; // entries used in `accesses`
     };
 
     struct watch_payload {
@@ -402,7 +396,7 @@ private:
         state.type = type;
         state.remembered = std::make_unique<remembered_object[]>(config_.remembered_objects);
         state.probes = std::make_unique<probe[]>(config_.remembered_objects * config_.probes_per_object);
-        state.accesses = std::make_unique<access_tally[]>(config_.access_contexts_per_context);
+        state.accesses = std::make_unique<context_report::access[]>(config_.access_contexts_per_context);
         state_of_context_[context] = static_cast<std::uint32_t>(state_count_++);
         return &state;
     }
@@ -421,18 +415,18 @@ private:
     void count_access(context_state& state, context_id access_context) noexcept {
         if (access_context == no_context) return;
         if (access_context < contexts_.size()) contexts_.metrics(access_context).samples += 1;
-        for (std::size_t i = 0; i < state.access_tallies; ++i) {
+        for (std::size_t i = 0; i < state.access_count; ++i) {
             if (state.accesses[i].context == access_context) {
                 ++state.accesses[i].samples;
                 return;
             }
         }
-        if (state.access_tallies < config_.access_contexts_per_context) {
-            state.accesses[state.access_tallies++] = {access_context, 1};
+        if (state.access_count < config_.access_contexts_per_context) {
+            state.accesses[state.access_count++] = {access_context, 1};
             return;
         }
         std::size_t least = 0;
-        for (std::size_t i = 1; i < state.access_tallies; ++i)
+        for (std::size_t i = 1; i < state.access_count; ++i)
             if (state.accesses[i].samples < state.accesses[least].samples) least = i;
         state.accesses[least] = {access_context, state.accesses[least].samples + 1};
     }
