@@ -3,7 +3,9 @@
 #include "ojx/emulation/emulated_sampler.hpp"
 #include "ojx/emulation/emulated_watchpoints.hpp"
 #include "ojx/emulation/heap_shapes.hpp"
+#include "ojx/emulation/session.hpp"
 #include "ojx/emulation/synthetic_heap.hpp"
+#include "ojx/emulation/synthetic_stack.hpp"
 #include "ojx/calling_context_tree.hpp"
 
 #include <catch2/catch.hpp>
@@ -14,6 +16,27 @@
 
 using namespace ojx;
 using namespace ojx::emulation;
+
+// Each part of the emulation backend models the core concept a real backend must model.
+static_assert(sampler<emulated_sampler>);
+static_assert(watchpoint_arming<emulated_watchpoints>);
+static_assert(memory_reader<synthetic_heap>);
+static_assert(context_capture<synthetic_stack, calling_context_tree<>>);
+static_assert(sample_sink<session<>::profiler_type>);
+static_assert(heap_event_sink<session<>::profiler_type>);
+
+TEST_CASE("a synthetic stack captures into the tree as its frames, root first") {
+    calling_context_tree<> tree(16);
+    synthetic_stack stack{1, 2};
+    stack.push(3);
+    const context_id leaf = stack.capture(tree);
+    REQUIRE(tree.depth(leaf) == 3);
+    REQUIRE(tree.frame_of(leaf) == 3);
+    REQUIRE(tree.frame_of(tree.parent(leaf)) == 2);
+    stack.pop();
+    REQUIRE(stack.capture(tree) == tree.parent(leaf));
+    REQUIRE(tree.size() == 4);
+}
 
 TEST_CASE("synthetic heap: aligned zeroed allocation, bounded reads, full heap, compaction moves contents") {
     synthetic_heap heap(4096, 0x10000);

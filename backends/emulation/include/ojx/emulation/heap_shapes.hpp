@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ojx/emulation/synthetic_heap.hpp"
+#include "ojx/emulation/synthetic_stack.hpp"
 #include "ojx/random.hpp"
 #include "ojx/types.hpp"
 
@@ -16,6 +17,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ojx::emulation {
@@ -150,13 +152,14 @@ workload_result run_workload(Machine& machine, Tree& tree, std::span<const conte
     for (std::size_t c = 0; c < shapes.size(); ++c) {
         const context_shape& shape = shapes[c];
         context_plan& plan = plans[c];
-        const std::uint64_t caller[] = {main_frame, synthetic_frame(c, frame_role::caller)};
-        const std::uint64_t alloc_path[] = {caller[0], caller[1], synthetic_frame(c, frame_role::allocation)};
-        const std::uint64_t init_path[] = {caller[0], caller[1], synthetic_frame(c, frame_role::initialise)};
-        const std::uint64_t use_path[] = {caller[0], caller[1], synthetic_frame(c, frame_role::use)};
-        plan.allocation = tree.insert_path(alloc_path);
-        plan.initialise = tree.insert_path(init_path);
-        plan.use = tree.insert_path(use_path);
+        synthetic_stack stack{main_frame, synthetic_frame(c, frame_role::caller)};
+        for (const auto& [role, id] : {std::pair{frame_role::allocation, &plan.allocation},
+                                       std::pair{frame_role::initialise, &plan.initialise},
+                                       std::pair{frame_role::use, &plan.use}}) {
+            stack.push(synthetic_frame(c, role));
+            *id = stack.capture(tree);
+            stack.pop();
+        }
         plan.groups = detail::group_sequence(shape, rng);
         const std::size_t words = static_cast<std::size_t>(shape.object_size / 8);
         const std::uint32_t group_count = plan.groups.empty() ? 0 : *std::max_element(plan.groups.begin(), plan.groups.end()) + 1;
