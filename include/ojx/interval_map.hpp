@@ -18,12 +18,15 @@
 // Layout. An open-addressing table (linear probing) of cells {begin, end, payload words}, each word a
 // std::atomic<std::uint64_t> accessed with relaxed loads and stores inside the seqlock. Objects are filed by size
 // in levels of granules: level k has granules of 2^(granule_shift + k·level_step) bytes, and an object of size sz
-// goes to the lowest level whose granule is at least sz / 2^level_step, so it overlaps at most 2^level_step + 1
-// granules there; it takes one cell in every granule of its level that it overlaps. A cell carries no key: a lookup
-// of address a at level k hashes (k, a >> shift_k) to a home cell and scans to the first empty cell, answering with
-// the first cell whose range contains a (objects never overlap, so any containing cell is the answer). Only levels
-// that hold objects are probed; with objects of similar sizes that is one level. Deletion compacts the affected runs
-// toward their homes (backward shift, no tombstones).
+// goes to the lowest level k with sz <= 2^(granule_shift + (k+1)·level_step) (the top level takes the rest), so it
+// overlaps at most 2^level_step + 1 granules there; it takes one cell in every granule of its level that it
+// overlaps. A cell carries no key: a lookup of address a at level k hashes (k, a >> shift_k) to a home cell and
+// scans to the first empty cell, answering with the first cell whose range contains a (objects never overlap, so
+// any containing cell is the answer). Only levels that hold objects are probed; with objects of similar sizes that
+// is one level. Homes are even cells of a 64-byte-aligned table, so a probe starts with one cache line holding two
+// cells, examined without data-dependent branches; the hash is multiply-shift (Fibonacci) hashing, which spreads the
+// consecutive granules of a contiguous heap evenly, so most lookups end in that first line. Deletion compacts the
+// affected runs toward their homes (backward shift, no tombstones).
 #pragma once
 
 #include "ojx/types.hpp"
@@ -44,9 +47,6 @@
 #include <utility>
 #include <vector>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #if defined(__SANITIZE_THREAD__)
 #define OJX_INTERVAL_MAP_TSAN 1
@@ -58,8 +58,10 @@
 
 #if defined(__GNUC__)
 #define OJX_INTERVAL_MAP_INLINE inline __attribute__((always_inline))
+#define OJX_INTERVAL_MAP_NOINLINE __attribute__((noinline))
 #else
 #define OJX_INTERVAL_MAP_INLINE inline
+#define OJX_INTERVAL_MAP_NOINLINE
 #endif
 
 namespace ojx {
@@ -86,8 +88,9 @@ struct interval_map_config {
     // Cells in the first table, rounded up to a power of two (at least 16). Each object takes one cell per granule
     // of its level that it overlaps; the table doubles when more than max_load_percent of its cells are used.
     std::size_t initial_capacity = 1024;
-    // Level-0 granule is 2^granule_shift bytes (0..63).
-    unsigned granule_shift = 10;
+    // Level-0 granule is 2^granule_shift bytes (0..63). 4 KiB: with objects of 1 KiB and more (the profiler's
+    // default threshold) this measured as fast as 1 KiB granules at half the memory (bench/RESULTS.md).
+    unsigned granule_shift = 12;
     // Each level's granule is 2^level_step times the previous one's (1..12). An object takes at most
     // 2^level_step + 1 cells.
     unsigned level_step = 6;
@@ -95,6 +98,10 @@ struct interval_map_config {
     unsigned max_load_percent = 50;
     // How many times a reader retries before answering `busy` (at least 1).
     unsigned read_attempts = 16;
+    // Called (writer side) on each new table of 4 MiB or more, which is 2 MiB-aligned: a place for an OS backend
+    // to ask for huge pages (random probes of a large table otherwise pay a TLB miss each). The core makes no
+    // system call itself.
+    void (*advise_large_table)(void* memory, std::size_t bytes) = nullptr;
 };
 
 namespace interval_map_detail {
@@ -128,16 +135,11 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
-// Home cell of granule g of level k: murmur3's 64-bit finalizer over the pair. Homes are even cells, so with
-// 64-byte-aligned tables the first cells of every probe start a cache line.
-inline std::size_t home(unsigned level, std::uint64_t granule, std::size_t mask) noexcept {
-    std::uint64_t x = granule ^ (std::uint64_t{level} * 0x9E3779B97F4A7C15ULL);
-    x ^= x >> 33;
-    x *= 0xFF51AFD7ED558CCDULL;
-    x ^= x >> 33;
-    x *= 0xC4CEB9FE1A85EC53ULL;
-    x ^= x >> 33;
-    return static_cast<std::size_t>(x) & mask & ~std::size_t{1};
+// Home cell of granule g of level k in a table of 2^(64 - hash_shift) cells: Fibonacci (multiply-shift)
+// hashing, which spreads runs of consecutive granules evenly. Homes are even cells.
+inline std::size_t home(unsigned level, std::uint64_t granule, unsigned hash_shift) noexcept {
+    const std::uint64_t x = (granule + std::uint64_t{level} * 0xD6E8FEB86659FD93ULL) * 0x9E3779B97F4A7C15ULL;
+    return static_cast<std::size_t>(x >> hash_shift) & ~std::size_t{1};
 }
 
 } // namespace interval_map_detail
@@ -168,7 +170,7 @@ public:
         }
         levels_ = (63 - granule_shift_) / level_step_ + 1;
         std::size_t cells = std::bit_ceil(std::max<std::size_t>(config.initial_capacity, 16));
-        current_ = std::make_unique<table>(cells);
+        current_ = std::make_unique<table>(cells, config_.advise_large_table);
         table_.store(current_.get(), std::memory_order_release);
     }
 
@@ -182,28 +184,11 @@ public:
 
     // The object enclosing address a. Signal-safe: no lock, no allocation, no system call, bounded time (at most
     // read_attempts passes over the probed runs); any thread, any time, concurrently with the writer.
-    [[nodiscard]] lookup_result lookup(address a) const noexcept {
+    [[nodiscard]] OJX_INTERVAL_MAP_INLINE lookup_result lookup(address a) const noexcept {
         lookup_result result{lookup_status::absent, empty_entry()}; // built in place in the return slot
-        for (unsigned attempt = 0; attempt < read_attempts_; ++attempt) {
-            const std::uint64_t g1 = gen_.load(std::memory_order_acquire);
-            if ((g1 & 1U) == 0) [[likely]] {
-                const table* t = table_.load(std::memory_order_acquire);
-                const std::uint64_t levels = level_mask_.load(interval_map_detail::data_load);
-                probe(*t, levels, a, result);
-                if constexpr (interval_map_detail::use_fences) {
-                    std::atomic_thread_fence(std::memory_order_acquire);
-                }
-                if (gen_.load(std::memory_order_relaxed) == g1) [[likely]] {
-                    return result;
-                }
-            }
-            const unsigned spins = 1U << std::min(attempt, 5U);
-            for (unsigned i = 0; i < spins; ++i) {
-                interval_map_detail::cpu_relax();
-            }
+        if (!try_read(a, result)) [[unlikely]] {
+            retry(a, result);
         }
-        result.status = lookup_status::busy;
-        result.value = empty_entry();
         return result;
     }
 
@@ -372,7 +357,7 @@ public:
             ++objects;
             const unsigned s = shift(k);
             for (std::uint64_t g = b >> s; g <= (e - 1) >> s; ++g) {
-                if (!run_contains(t, interval_map_detail::home(k, g, t.mask), b)) {
+                if (!run_contains(t, interval_map_detail::home(k, g, t.hash_shift), b)) {
                     return false;
                 }
             }
@@ -406,20 +391,17 @@ private:
     // ends at address 0). Never modified after it stops being current.
     struct table {
         std::size_t mask;      // cells - 1
+        unsigned hash_shift;   // 64 - log2(cells)
         std::size_t bytes;     // of the word array
         std::size_t alignment; // of the word array
         std::atomic<std::uint64_t>* words;
 
-        explicit table(std::size_t cells)
-            : mask(cells - 1), bytes(cells * cell_words * sizeof(std::uint64_t)),
+        table(std::size_t cells, void (*advise_large)(void*, std::size_t))
+            : mask(cells - 1), hash_shift(64U - static_cast<unsigned>(std::countr_zero(cells))),
+              bytes(cells * cell_words * sizeof(std::uint64_t)),
               alignment(bytes >= (std::size_t{4} << 20) ? (std::size_t{2} << 20) : 64) {
             void* memory = ::operator new(bytes, std::align_val_t{alignment});
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-            if (alignment > 64) {
-                // Large tables are probed at random: huge pages save a TLB miss per lookup. Advisory only.
-                (void)::madvise(memory, bytes, MADV_HUGEPAGE);
-            }
-#endif
+            if (alignment > 64 && advise_large != nullptr) advise_large(memory, bytes);
             words = static_cast<std::atomic<std::uint64_t>*>(memory);
             std::uninitialized_value_construct_n(words, cells * cell_words);
         }
@@ -488,6 +470,36 @@ private:
         return static_cast<std::size_t>(((e - 1) >> s) - (b >> s) + 1);
     }
 
+    // Reader: one seqlock-validated pass. Signal-safe.
+    OJX_INTERVAL_MAP_INLINE bool try_read(address a, lookup_result& result) const noexcept {
+        const std::uint64_t g1 = gen_.load(std::memory_order_acquire);
+        if ((g1 & 1U) != 0) {
+            return false;
+        }
+        const table* t = table_.load(std::memory_order_acquire);
+        probe(*t, level_mask_.load(interval_map_detail::data_load), a, result);
+        if constexpr (interval_map_detail::use_fences) {
+            std::atomic_thread_fence(std::memory_order_acquire);
+        }
+        return gen_.load(std::memory_order_relaxed) == g1;
+    }
+
+    // Reader: the first pass overlapped an update; back off and try again, a bounded number of times (the update
+    // may belong to the very thread this signal handler interrupted). Signal-safe.
+    OJX_INTERVAL_MAP_NOINLINE void retry(address a, lookup_result& result) const noexcept {
+        for (unsigned attempt = 1; attempt < read_attempts_; ++attempt) {
+            const unsigned spins = 1U << std::min(attempt - 1, 5U);
+            for (unsigned i = 0; i < spins; ++i) {
+                interval_map_detail::cpu_relax();
+            }
+            if (try_read(a, result)) {
+                return;
+            }
+        }
+        result.status = lookup_status::busy;
+        result.value = empty_entry();
+    }
+
     // Reader core. Signal-safe.
     //
     // Homes are even cells and tables are 64-byte aligned, so the home cell and the next one share a cache line
@@ -501,7 +513,7 @@ private:
         while (levels != 0) {
             const auto k = static_cast<unsigned>(std::countr_zero(levels));
             levels &= levels - 1;
-            std::size_t i = interval_map_detail::home(k, a >> shift(k), t.mask);
+            std::size_t i = interval_map_detail::home(k, a >> shift(k), t.hash_shift);
             const std::atomic<std::uint64_t>* c = t.cell(i); // cells i and i + 1 exist: i is even, the size even
             const std::uint64_t b0 = c[0].load(data_load);
             const std::uint64_t e0 = c[1].load(data_load);
@@ -596,7 +608,7 @@ private:
         const table& t = *current_;
         for (std::uint64_t levels = wmask_; levels != 0; levels &= levels - 1) {
             const auto k = static_cast<unsigned>(std::countr_zero(levels));
-            std::size_t i = interval_map_detail::home(k, a >> shift(k), t.mask);
+            std::size_t i = interval_map_detail::home(k, a >> shift(k), t.hash_shift);
             for (; occupied(t, i); i = (i + 1) & t.mask) {
                 const raw_cell c = load_cell(t, i);
                 if (c.begin <= a && a < c.end) {
@@ -618,7 +630,7 @@ private:
             }
             const raw_cell c = load_cell(t, i);
             const unsigned k = level_of(c.end - c.begin);
-            std::size_t j = interval_map_detail::home(k, c.begin >> shift(k), t.mask);
+            std::size_t j = interval_map_detail::home(k, c.begin >> shift(k), t.hash_shift);
             while (occupied(t, j) && begin_at(t, j) != c.begin) {
                 j = (j + 1) & t.mask;
             }
@@ -633,7 +645,7 @@ private:
         const unsigned k = level_of(c.end - c.begin);
         const unsigned s = shift(k);
         for (std::uint64_t g = c.begin >> s; g <= (c.end - 1) >> s; ++g) {
-            std::size_t i = interval_map_detail::home(k, g, t.mask);
+            std::size_t i = interval_map_detail::home(k, g, t.hash_shift);
             while (occupied(t, i)) {
                 i = (i + 1) & t.mask;
             }
@@ -669,7 +681,7 @@ private:
                 const auto k = static_cast<unsigned>(std::countr_zero(levels));
                 const unsigned s = shift(k);
                 for (std::uint64_t g = b >> s; g <= (e - 1) >> s; ++g) {
-                    for (std::size_t i = interval_map_detail::home(k, g, t.mask); occupied(t, i);
+                    for (std::size_t i = interval_map_detail::home(k, g, t.hash_shift); occupied(t, i);
                          i = (i + 1) & t.mask) {
                         const raw_cell c = load_cell(t, i);
                         if (overlaps(c)) {
@@ -759,7 +771,7 @@ private:
             const unsigned k = level_of(v.end - v.begin);
             const unsigned s = shift(k);
             for (std::uint64_t g = v.begin >> s; g <= (v.end - 1) >> s; ++g) {
-                std::size_t i = interval_map_detail::home(k, g, t.mask);
+                std::size_t i = interval_map_detail::home(k, g, t.hash_shift);
                 assert(occupied(t, i));
                 while (occupied(t, (i - 1) & t.mask)) {
                     i = (i - 1) & t.mask;
@@ -787,7 +799,7 @@ private:
                 const unsigned k = level_of(c.end - c.begin);
                 const unsigned s = shift(k);
                 for (std::uint64_t g = c.begin >> s; g <= (c.end - 1) >> s; ++g) {
-                    const std::size_t offset = (interval_map_detail::home(k, g, t.mask) - start) & t.mask;
+                    const std::size_t offset = (interval_map_detail::home(k, g, t.hash_shift) - start) & t.mask;
                     if (offset < length) {
                         homed_.push_back({offset, index});
                     }
@@ -818,7 +830,7 @@ private:
         while (cells > load_limit(capacity)) {
             capacity *= 2;
         }
-        auto next = std::make_unique<table>(capacity);
+        auto next = std::make_unique<table>(capacity, config_.advise_large_table);
         for_each_object(*current_, [&](const raw_cell& c) { place(*next, c); });
         retired_.reserve(retired_.size() + 1);
         write_begin();
