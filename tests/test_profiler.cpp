@@ -49,6 +49,18 @@ struct fixture {
         prof.on_sample(access_sample{0x400000, where, heap.load(where, 8), 8, kind, 1, use_context});
     }
 
+    // Two objects of `context` of 256 bytes, filled from `fill_first` and `fill_second`.
+    std::pair<address, address> two_objects(std::uint64_t fill_first, std::uint64_t fill_second) {
+        const address first = allocate(256, context, fill_first);
+        return {first, allocate(256, context, fill_second)};
+    }
+
+    // A sample on `earlier` at +64 is remembered; a sample on `later` pairs with it and watches later + 64.
+    void remember_then_pair(address earlier, address later) {
+        sample(earlier + 64);
+        sample(later + 8);
+    }
+
     void trap_at(address where, access_kind kind = access_kind::load) {
         const auto hit = watchpoints.check(where, 8, kind == access_kind::store);
         REQUIRE(hit);
@@ -83,18 +95,15 @@ TEST_CASE("a later object of the same context is watched at the remembered offse
 
 TEST_CASE("different contents compare different") {
     fixture f;
-    const address a = f.allocate(256, f.context, 1000);
-    const address b = f.allocate(256, f.context, 5000);
-    f.sample(a + 64);
-    f.sample(b + 8);
+    const auto [a, b] = f.two_objects(1000, 5000);
+    f.remember_then_pair(a, b);
     f.trap_at(b + 64);
     REQUIRE(f.prof.evidence(f.context)->summary().different == 1);
 }
 
 TEST_CASE("the value captured at sample time is compared, not the source's memory at trap time") {
     fixture f;
-    const address a = f.allocate(256, f.context, 1000);
-    const address b = f.allocate(256, f.context, 1000);
+    const auto [a, b] = f.two_objects(1000, 1000);
     f.sample(a + 64);
     f.heap.store(a + 64, 8, 0xdead); // a changes after its sample; b still holds what a held
     f.sample(b + 8);
@@ -106,11 +115,9 @@ TEST_CASE("the window digest catches a difference next to the compared word") {
     auto config = fixture::small_config();
     config.compare_window = 64;
     fixture f(config);
-    const address a = f.allocate(256, f.context, 1000);
-    const address b = f.allocate(256, f.context, 1000);
+    const auto [a, b] = f.two_objects(1000, 1000);
     f.heap.store(b + 72, 8, 0xbad); // same word at +64, different word in the same 64-byte window
-    f.sample(a + 64);
-    f.sample(b + 8);
+    f.remember_then_pair(a, b);
     f.trap_at(b + 64);
     REQUIRE(f.prof.evidence(f.context)->summary().different == 1);
 }
@@ -147,10 +154,8 @@ TEST_CASE("sampled stores are not remembered, and a store trap keeps the watchpo
 
 TEST_CASE("freeing or moving the watched object cancels its watchpoint; lookups follow the move") {
     fixture f;
-    const address a = f.allocate(256, f.context, 1000);
-    const address b = f.allocate(256, f.context, 1000);
-    f.sample(a + 64);
-    f.sample(b + 8);
+    const auto [a, b] = f.two_objects(1000, 1000);
+    f.remember_then_pair(a, b);
     REQUIRE(f.watchpoints.armed_count() == 1);
     const address moved_to = *f.heap.allocate(256);
     f.prof.on_move(b, moved_to);
@@ -167,10 +172,8 @@ TEST_CASE("freeing or moving the watched object cancels its watchpoint; lookups 
 
 TEST_CASE("a GC start disarms everything; a trap on a freed slot is stale") {
     fixture f;
-    const address a = f.allocate(256, f.context, 1000);
-    const address b = f.allocate(256, f.context, 1000);
-    f.sample(a + 64);
-    f.sample(b + 8);
+    const auto [a, b] = f.two_objects(1000, 1000);
+    f.remember_then_pair(a, b);
     const auto hit = f.watchpoints.check(b + 64, 8, false);
     REQUIRE(hit);
     f.prof.on_gc_start();
@@ -180,12 +183,23 @@ TEST_CASE("a GC start disarms everything; a trap on a freed slot is stale") {
     REQUIRE(f.prof.stats().comparisons == 0);
 }
 
+TEST_CASE("forgetting all objects (a collection whose moves were not seen) disarms and untracks everything") {
+    fixture f;
+    const auto [a, b] = f.two_objects(1000, 1000);
+    f.remember_then_pair(a, b);
+    REQUIRE(f.watchpoints.armed_count() == 1);
+    f.prof.forget_all_objects();
+    REQUIRE(f.watchpoints.armed_count() == 0);
+    REQUIRE(f.prof.tracked_objects() == 0);
+    f.sample(a + 8);
+    REQUIRE(f.prof.stats().samples_untracked == 1);
+}
+
 TEST_CASE("objects of different sizes count as different without a watchpoint") {
     fixture f;
     const address a = f.allocate(256, f.context, 1000);
     const address b = f.allocate(512, f.context, 1000);
-    f.sample(a + 64);
-    f.sample(b + 8);
+    f.remember_then_pair(a, b);
     REQUIRE(f.watchpoints.armed_count() == 0);
     REQUIRE(f.prof.stats().size_mismatches == 1);
     REQUIRE(f.prof.evidence(f.context)->summary().different == 1);

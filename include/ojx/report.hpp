@@ -127,7 +127,8 @@ void write_json(std::ostream& out, const replica_report& report, const Tree& tre
         << json_escape(facts.replacement) << "\",\n";
     out << "    \"allocations\": " << s.allocations << ", \"allocations_ignored\": {\"below_size_threshold\": "
         << s.allocations_ignored_small << ", \"context_table_full\": " << s.allocations_ignored_contexts_full
-        << "},\n";
+        << "}, \"frees\": " << s.frees << ", \"moves\": " << s.moves << ", \"objects_evicted_by_overlap\": "
+        << s.objects_evicted_by_overlap << ",\n";
     out << "    \"samples\": " << s.samples << ", \"samples_dropped\": {\"untracked_address\": " << s.samples_untracked
         << ", \"object_map_busy\": " << s.samples_busy << ", \"store\": " << s.samples_stores_ignored
         << ", \"unreadable\": " << s.samples_unreadable << "},\n";
