@@ -26,7 +26,7 @@ struct options {
     std::uint64_t seed = 42;
     std::string json_path;
     std::string pairing = "reservoir";
-    std::size_t window = 256;
+    std::size_t window = profiler_config{}.compare_window;
 };
 
 std::optional<std::uint64_t> parse_number(std::string_view text) {

@@ -17,7 +17,7 @@ struct shape_run {
 };
 
 struct run_settings {
-    std::size_t compare_window = 256;
+    std::size_t compare_window = profiler_config{}.compare_window;
     std::uint64_t sampling_period = 61;
     std::uint32_t collect_every = 0;
     std::size_t control_objects = 100;

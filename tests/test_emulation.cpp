@@ -178,7 +178,7 @@ workload_result run(std::span<const context_shape> shapes, std::uint64_t seed, s
     null_sink sink;
     emulated_machine machine(heap, sampler, watchpoints, sink);
     calling_context_tree<> tree(64);
-    return run_workload(machine, tree, shapes, {.seed = seed, .collect_every = collect_every});
+    return run_workload(machine, tree, shapes, {.seed = seed, .compare_window = 256, .collect_every = collect_every});
 }
 
 } // namespace

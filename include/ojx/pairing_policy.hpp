@@ -30,11 +30,14 @@ concept pairing_policy = requires(std::uint64_t seen, std::size_t capacity, std:
     // The weight of a comparison whose target had `earlier` sampled objects before it, such that weighted
     // comparisons count every pair of objects alike (importance weighting); 1 where pairs are not random.
     { P::pair_weight(seen) } -> std::same_as<double>;
+    // True when `pick` is uniform, so the order of the candidates does not matter and need not be established.
+    { P::picks_uniformly } -> std::convertible_to<bool>;
 };
 
 // OJXPerf's pairing: remember the most recent objects, pair with the newest earlier one.
 struct recent_pairing {
     static constexpr std::string_view name = "recent";
+    static constexpr bool picks_uniformly = false;
     static std::optional<std::size_t> keep_slot(std::uint64_t seen, std::size_t capacity, fast_random&) noexcept {
         return static_cast<std::size_t>(seen % capacity);
     }
@@ -46,6 +49,7 @@ struct recent_pairing {
 // and a new object pairs with a uniformly chosen remembered earlier one.
 struct reservoir_pairing {
     static constexpr std::string_view name = "reservoir";
+    static constexpr bool picks_uniformly = true;
     static std::optional<std::size_t> keep_slot(std::uint64_t seen, std::size_t capacity, fast_random& rng) noexcept {
         if (seen < capacity) return static_cast<std::size_t>(seen);
         const auto j = rng.below(seen + 1);

@@ -56,7 +56,7 @@ struct profiler_config {
     std::size_t remembered_objects = 16;        // per context: earlier sampled objects kept for pairing
     std::size_t probes_per_object = 2;          // per remembered object: ⟨offset, value⟩ probes kept
     std::size_t probes_per_pair = 2;            // watchpoints armed for one pair (≥ 2 lets α be estimated)
-    std::size_t compare_window = 256;           // bytes around the probed word compared by digest; 0: word only
+    std::size_t compare_window = 64;            // bytes around the probed word compared by digest; 0: word only
     bool probe_stores = false;                  // remember values of sampled stores, and compare at store traps
     std::size_t max_contexts = 1 << 16;         // allocation contexts with state; further ones are counted
     std::size_t context_tree_capacity = 1 << 16; // nodes, preallocated (≈ 60 bytes each)
@@ -151,7 +151,8 @@ public:
     // Bytes of state one allocation context costs with this configuration (allocated when its first object is).
     static std::size_t bytes_per_context(const profiler_config& config) noexcept {
         const profiler_config c = sanitized(config);
-        return sizeof(context_state) + sizeof(std::uint32_t) + c.remembered_objects * sizeof(remembered_object) +
+        return sizeof(context_state) + sizeof(std::uint32_t) +
+               c.remembered_objects * (sizeof(std::uint64_t) + sizeof(remembered_object)) +
                c.remembered_objects * c.probes_per_object * sizeof(probe) +
                c.access_contexts_per_context * sizeof(context_report::access);
     }
@@ -321,13 +322,12 @@ private:
         context_id access_context = no_context;
     };
 
-    // An earlier sampled object of the context and the probes taken from it (a ring of the latest ones).
+    // An earlier sampled object of the context and the probes taken from it (a ring of the latest ones). Its
+    // serial lives apart, in remembered_serials, because every sample scans the serials and nothing else.
     struct remembered_object {
-        std::uint64_t serial = 0;
         std::uint64_t size = 0;
-        std::size_t probe_count = 0;
-        std::size_t next_probe = 0;
-        bool used = false;
+        std::uint32_t probe_count = 0;
+        std::uint32_t next_probe = 0;
     };
 
     struct context_state {
@@ -339,6 +339,7 @@ private:
         std::uint64_t last_paired_target = 0;
         std::uint64_t last_offered_serial = 0;
         replica_evidence evidence;
+        std::unique_ptr<std::uint64_t[]> remembered_serials; // 0: empty slot (serials start at 1)
         std::unique_ptr<remembered_object[]> remembered;
         std::unique_ptr<probe[]> probes; // remembered_objects × probes_per_object
         std::unique_ptr<context_report::access[]> accesses;
@@ -394,6 +395,7 @@ private:
         context_state& state = chunk.emplace_back();
         state.context = context;
         state.type = type;
+        state.remembered_serials = std::make_unique<std::uint64_t[]>(config_.remembered_objects);
         state.remembered = std::make_unique<remembered_object[]>(config_.remembered_objects);
         state.probes = std::make_unique<probe[]>(config_.remembered_objects * config_.probes_per_object);
         state.accesses = std::make_unique<context_report::access[]>(config_.access_contexts_per_context);
@@ -454,46 +456,55 @@ private:
         std::array<std::uint8_t, 64> eligible; // slot numbers; remembered_objects ≤ 64
         std::size_t count = 0;
         for (std::size_t i = 0; i < config_.remembered_objects; ++i) {
-            const remembered_object& r = state.remembered[i];
-            if (r.used && r.serial < target.serial && r.probe_count > 0) eligible[count++] = static_cast<std::uint8_t>(i);
+            const std::uint64_t serial = state.remembered_serials[i];
+            eligible[count] = static_cast<std::uint8_t>(i);
+            count += (serial != 0 && serial < target.serial) ? 1 : 0; // a remembered object has ≥ 1 probe
         }
         if (count == 0) return;
-        // The policy picks a rank among the eligible objects ordered oldest to newest; select just that one.
+        // The policy picks a rank among the eligible objects ordered oldest to newest; select just that one (a
+        // uniform pick needs no order).
         const auto rank = static_cast<std::ptrdiff_t>(pairing_type::pick(count, rng_));
-        const auto first = eligible.begin();
-        std::nth_element(first, first + rank, first + static_cast<std::ptrdiff_t>(count), [&](std::uint8_t a, std::uint8_t b) {
-            return state.remembered[a].serial < state.remembered[b].serial;
-        });
+        if constexpr (!pairing_type::picks_uniformly) {
+            const auto first = eligible.begin();
+            std::nth_element(first, first + rank, first + static_cast<std::ptrdiff_t>(count),
+                             [&](std::uint8_t a, std::uint8_t b) {
+                                 return state.remembered_serials[a] < state.remembered_serials[b];
+                             });
+        }
         const std::size_t chosen = eligible[static_cast<std::size_t>(rank)];
+        const std::uint64_t source_serial = state.remembered_serials[chosen];
         const remembered_object& source = state.remembered[chosen];
         const double weight = pairing_type::pair_weight(state.sampled_objects);
         ++stats_.pairs;
         if (source.size != target_size) {
             ++stats_.size_mismatches;
             ++stats_.comparisons;
-            state.evidence.record_mismatch(source.serial, target.serial, weight);
+            state.evidence.record_mismatch(source_serial, target.serial, weight);
             return;
         }
         const probe* probes = &state.probes[chosen * config_.probes_per_object];
-        const std::size_t n = std::min(config_.probes_per_pair, source.probe_count);
-        // The newest probes first: they are the ones taken closest to the target's current use.
+        const std::size_t n = std::min<std::size_t>(config_.probes_per_pair, source.probe_count);
+        // The newest probes first: they are the ones taken closest to the target's current use. Free slots take
+        // all of them; once the replacement policy is consulted, this sample has had its one chance at a slot
+        // (Witch: a new sample takes at most one slot).
         for (std::size_t k = 0; k < n; ++k) {
             const std::size_t index =
                 (source.next_probe + config_.probes_per_object - 1 - k) % config_.probes_per_object;
-            watch(state, source.serial, target, target_begin, probes[index], weight);
+            if (!watch(state, source_serial, target, target_begin, probes[index], weight)) break;
         }
     }
 
-    void watch(const context_state& state, std::uint64_t source_serial, const object_info& target,
+    // Offers a watchpoint; true when it went into a free slot (so the pair may ask for another).
+    bool watch(const context_state& state, std::uint64_t source_serial, const object_info& target,
                address target_begin, const probe& p, double weight) noexcept {
         ++stats_.watch_requests;
         const address where = target_begin + p.offset;
-        if (pool_.find(where)) return; // already watched (another probe at the same offset)
+        if (pool_.find(where)) return true; // already watched (another probe at the same offset)
         const auto placed = pool_.offer(where, p.width,
                                         watch_payload{state.context, source_serial, target.serial, p.value, p.digest, weight});
         if (!placed.slot) {
             ++stats_.watch_declined;
-            return;
+            return false;
         }
         if (placed.evicted) {
             ++stats_.watch_evicted;
@@ -502,27 +513,30 @@ private:
         if (!watchpoints_.arm(*placed.slot, where, p.width)) {
             ++stats_.watch_arm_failures;
             pool_.release(*placed.slot);
-            return;
+            return false;
         }
         ++stats_.watch_armed;
+        return !placed.evicted;
     }
 
     void remember(context_state& state, std::uint64_t serial, std::uint64_t size, const probe& p) noexcept {
         std::size_t slot = config_.remembered_objects;
         for (std::size_t i = 0; i < config_.remembered_objects; ++i)
-            if (state.remembered[i].used && state.remembered[i].serial == serial) slot = i;
+            if (state.remembered_serials[i] == serial) slot = i;
         if (slot == config_.remembered_objects) {
             if (state.last_offered_serial == serial) return; // offered to the policy already and not kept
             state.last_offered_serial = serial;
             const auto kept = pairing_type::keep_slot(state.sampled_objects++, config_.remembered_objects, rng_);
             if (!kept) return;
             slot = *kept;
-            state.remembered[slot] = remembered_object{serial, size, 0, 0, true};
+            state.remembered_serials[slot] = serial;
+            state.remembered[slot] = remembered_object{size, 0, 0};
         }
         remembered_object& r = state.remembered[slot];
         state.probes[slot * config_.probes_per_object + r.next_probe] = p;
-        r.next_probe = (r.next_probe + 1) % config_.probes_per_object;
-        r.probe_count = std::min(r.probe_count + 1, config_.probes_per_object);
+        const auto probes_per_object = static_cast<std::uint32_t>(config_.probes_per_object);
+        r.next_probe = (r.next_probe + 1) % probes_per_object;
+        r.probe_count = std::min(r.probe_count + 1, probes_per_object);
     }
 
     void cancel_slot(std::size_t slot) noexcept {

@@ -7,6 +7,7 @@
 
 #include "ojx/emulation/synthetic_heap.hpp"
 #include "ojx/emulation/synthetic_stack.hpp"
+#include "ojx/profiler.hpp"
 #include "ojx/random.hpp"
 #include "ojx/types.hpp"
 
@@ -54,7 +55,7 @@ struct context_truth {
 
 struct workload_config {
     std::uint64_t seed = 1;
-    std::size_t compare_window = 256; // must match the profiler's, for the ground-truth θ
+    std::size_t compare_window = profiler_config{}.compare_window; // must match the profiler's (ground-truth θ)
     std::uint32_t live_objects = 16;  // objects alive at once; older ones are freed
     std::uint32_t collect_every = 0;  // a moving collection every this many allocations (0: never)
     std::uint32_t truth_samples = 5000;
