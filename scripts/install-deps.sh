@@ -3,7 +3,9 @@
 # so it is quick on a machine that already has everything.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ catch2 libbenchmark-dev)
+# Build and test: cmake ninja-build g++ catch2 libbenchmark-dev python3. The Linux hardware backend: libzydis-dev
+# (x86 decoding), libpfm4-dev (PEBS event names), libdw-dev (symbols and lines for native frames).
+packages=(cmake ninja-build g++ catch2 libbenchmark-dev python3 libzydis-dev libpfm4-dev libdw-dev)
 
 missing=()
 for package in "${packages[@]}"; do

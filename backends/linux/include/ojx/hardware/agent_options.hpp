@@ -1,0 +1,27 @@
+// The options every ojx agent on real hardware accepts (the native LD_PRELOAD agent and the JVMTI agent), in the
+// syntax of ojx/options.hpp, and their translation into a profiling session's settings. An agent adds its own
+// options (the JVM agent: heap sampling interval, start/stop) to this list.
+#pragma once
+
+#include "ojx/hardware/profiling_session.hpp"
+#include "ojx/options.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ojx::hardware {
+
+std::vector<option_spec> common_agent_options();
+
+// Session settings from parsed values (declared with common_agent_options). Error message for values that parse
+// but make no sense (e.g. rate=0).
+struct agent_settings {
+    session_options session;
+    std::string file_pattern; // with %p and %t still in it
+    bool quiet = false;
+    bool help = false;
+};
+std::optional<std::string> to_agent_settings(const option_values& values, agent_settings& settings);
+
+} // namespace ojx::hardware

@@ -1,0 +1,140 @@
+// The Linux hardware backend: address samples and watchpoint traps from the CPU, for any x86-64 Linux machine.
+//
+// Sampling chooses the best mechanism it can get and says why:
+//   precise  — Intel PEBS loads or AMD IBS ops through perf_event: the sample carries the data address;
+//   decode   — on a counter overflow (hardware instructions, else the kernel's task clock) or, where perf_event
+//              is forbidden, a per-thread CPU-time POSIX timer: single-step a random 0..N instructions with the
+//              trap flag, then on to the next instruction that accesses memory, decode it and read the value it
+//              is about to access (what a load will read).
+// Watchpoints are debug registers through perf_event breakpoints, opened on every attached thread and re-armed
+// with PERF_EVENT_IOC_MODIFY_ATTRIBUTES (or reopened where the kernel lacks it).
+//
+// Signal-safety contract: everything reached from the backend's signal handlers (the sample and trap paths, and
+// the delivery callbacks they call) allocates nothing, takes no lock that interrupted code may hold (at most a
+// try-lock that gives up), reads foreign memory only through `read_memory`, and preserves errno. Our handlers
+// block each other, so a trap never runs inside a sample or the reverse; a trigger arriving while a thread is
+// still stepping towards its previous sample is counted and dropped.
+//
+// One backend per process: signal handlers are process-wide. `attach_current_thread`, `detach_current_thread`,
+// `arm` and `disarm` must be serialized by the caller (the agents do it with the profiler's lock).
+#pragma once
+
+#include "ojx/hardware/perf_events.hpp"
+#include "ojx/sampler.hpp"
+
+#include <ucontext.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ojx::hardware {
+
+enum class sampler_kind : std::uint8_t {
+    automatic,     // the best available, in the order below
+    precise,       // PEBS / IBS
+    decode,        // decode on the best trigger available: hardware counter, task clock, CPU-time timer
+    decode_timer,  // decode on a CPU-time POSIX timer (works without perf_event)
+    none,          // no sampling (watchpoints only; for tests)
+};
+
+std::optional<sampler_kind> parse_sampler_kind(std::string_view name) noexcept;
+std::string_view sampler_kind_name(sampler_kind kind) noexcept;
+
+struct backend_options {
+    sampler_kind sampler = sampler_kind::automatic;
+    double samples_per_second = 200;  // per thread, while it runs
+    std::size_t watchpoint_slots = 4; // at most this many (x86 has 4 debug registers); 0: sampling only
+    std::uint32_t max_random_steps = 3; // decode: steps 0..this before looking for a memory access
+    std::uint32_t max_steps = 256;      // decode: give up on a sample after this many steps
+    std::uint64_t seed = 1;
+};
+
+// Where samples and traps go. Called from signal handlers on the sampled thread, with the interrupted context
+// (for stack walks): must follow the signal-safety contract above.
+struct backend_delivery {
+    void* target = nullptr;
+    void (*on_sample)(void* target, const access_sample& sample, const ucontext_t& context) noexcept = nullptr;
+    void (*on_trap)(void* target, const watchpoint_trap& trap, const ucontext_t& context) noexcept = nullptr;
+};
+
+// Counters updated from signal handlers (relaxed atomics: any thread's handler may bump them).
+struct backend_counters {
+    std::atomic<std::uint64_t> triggers{0};             // sampling interrupts
+    std::atomic<std::uint64_t> triggers_while_stepping{0};
+    std::atomic<std::uint64_t> steps{0};                // single-step traps taken
+    std::atomic<std::uint64_t> samples{0};              // samples delivered
+    std::atomic<std::uint64_t> gave_up{0};              // no memory access within max_steps
+    std::atomic<std::uint64_t> unreadable{0};           // decoded address (or code) could not be read
+    std::atomic<std::uint64_t> traps{0};                // watchpoint traps delivered
+    std::atomic<std::uint64_t> traps_unknown{0};        // breakpoint signal for no armed slot
+    std::atomic<std::uint64_t> traps_undecoded{0};      // trapping instruction not found; width assumed
+    std::atomic<std::uint64_t> arm_failures{0};
+};
+
+class hardware_backend {
+public:
+    hardware_backend() = default;
+    hardware_backend(const hardware_backend&) = delete;
+    hardware_backend& operator=(const hardware_backend&) = delete;
+    ~hardware_backend() { stop(); }
+
+    // Probes the machine, chooses the mechanisms, installs the signal handlers. The calling thread is not
+    // attached yet. Returns an error message when a forced choice is unavailable or nothing works at all.
+    std::optional<std::string> start(const backend_options& options, const backend_delivery& delivery);
+    // Stops every thread's sampling and watchpoints. Handlers stay installed (signals may still be pending)
+    // but do nothing. The backend cannot be started again.
+    void stop() noexcept;
+    bool running() const noexcept { return running_; }
+
+    // Sets up sampling and the watchpoint slots for the calling thread. Returns an error message on failure
+    // (the thread then runs unprofiled).
+    std::optional<std::string> attach_current_thread();
+    // Tears the calling thread's events down (call before the thread exits).
+    void detach_current_thread() noexcept;
+    std::size_t attached_threads() const noexcept { return attached_.load(std::memory_order_relaxed); }
+
+    // Signal-safe: the interrupted call stack, leaf first — the pc, then the return addresses found by walking
+    // frame pointers, each minus one so that it falls inside its call instruction. The walk stays inside the
+    // calling thread's stack bounds (recorded at attach), so it reads nothing that could fault; code built
+    // without frame pointers yields a shorter path. Returns the number of frames written.
+    static std::size_t capture_stack(const ucontext_t& context, std::uint64_t* frames, std::size_t max) noexcept;
+
+    // One line each, for the report and the start-up message: what was chosen and why.
+    const std::string& sampler_description() const noexcept { return sampler_description_; }
+    const std::string& watchpoint_description() const noexcept { return watchpoint_description_; }
+    sampler_kind chosen_sampler() const noexcept { return chosen_; }
+    const capabilities& machine() const noexcept { return caps_; }
+    const backend_counters& counters() const noexcept { return counters_; }
+
+    // The watchpoint_arming concept. Signal-safe; `arm` affects every attached thread.
+    std::size_t slot_count() const noexcept { return slots_; }
+    bool arm(std::size_t slot, address where, std::uint8_t width) noexcept;
+    void disarm(std::size_t slot) noexcept;
+
+    // Implementation detail shared with the signal handlers (src/backend_signals.cpp).
+    struct internals;
+
+private:
+    bool running_ = false;
+    bool stopped_ = false;
+    backend_options options_{};
+    backend_delivery delivery_{};
+    capabilities caps_{};
+    sampler_kind chosen_ = sampler_kind::none;
+    std::string sampler_description_;
+    std::string watchpoint_description_;
+    std::size_t slots_ = 0;
+    bool use_counter_trigger_ = false; // decode: perf event trigger (else POSIX timer)
+    perf_event_attr trigger_attr_{};   // decode or precise trigger, as opened per thread
+    std::atomic<std::size_t> attached_{0};
+    backend_counters counters_{};
+    friend struct internals;
+};
+
+static_assert(watchpoint_arming<hardware_backend>);
+
+} // namespace ojx::hardware

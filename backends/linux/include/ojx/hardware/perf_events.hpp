@@ -1,0 +1,50 @@
+// What perf_event can do for us on this machine, found by trying, and small wrappers to open per-thread events
+// whose overflows arrive as a signal on the thread they measure. Everything a reader of a report needs to know
+// about why a mechanism was or was not chosen comes from the `capabilities` probe.
+#pragma once
+
+#include <linux/perf_event.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ojx::hardware {
+
+// A precise address-sampling event found on this CPU: Intel PEBS "all loads" or AMD IBS op.
+struct precise_event {
+    std::string name;           // e.g. "MEM_INST_RETIRED:ALL_LOADS" or "ibs_op"
+    perf_event_attr attr{};     // type/config filled in; the caller sets the period and sample fields
+};
+
+struct capabilities {
+    int perf_event_paranoid = 2;
+    bool perf_events = false;          // perf_event_open works at all for this process (software events)
+    std::string perf_events_reason;    // why not, when false
+    bool hardware_counters = false;    // PERF_TYPE_HARDWARE instructions can be counted and overflow
+    std::string hardware_counters_reason;
+    std::optional<precise_event> precise;
+    std::string precise_reason;        // why there is no precise event, when none
+    std::size_t breakpoint_slots = 0;  // debug registers perf gave us, probed by opening them on this thread
+    std::string breakpoint_reason;     // why none, when 0
+    bool breakpoint_modify = false;    // PERF_EVENT_IOC_MODIFY_ATTRIBUTES re-arms a breakpoint
+};
+
+// Probes the machine (opens and closes a few events on the calling thread). Not signal-safe.
+capabilities probe_capabilities(std::size_t max_breakpoint_slots = 4);
+
+// perf_event_open(2) for thread `tid` on any CPU. Returns the fd or -errno.
+int open_perf_event(perf_event_attr& attr, pid_t tid) noexcept;
+
+// Routes the fd's overflow notifications to `signal` on thread `tid` (O_ASYNC, F_SETSIG, F_SETOWN_EX). On
+// failure returns the errno.
+int route_to_thread(int fd, int signal, pid_t tid) noexcept;
+
+// Signal-safe: the kernel thread id of the caller.
+pid_t current_tid() noexcept;
+
+// A breakpoint attribute watching `length` bytes at `where` (reads and writes; x86 has no read-only breakpoint).
+perf_event_attr breakpoint_attr(std::uint64_t where, std::uint8_t length, bool disabled) noexcept;
+
+} // namespace ojx::hardware

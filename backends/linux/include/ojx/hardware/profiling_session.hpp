@@ -1,0 +1,104 @@
+// A profiler running on real hardware in this process: the Linux backend's samples and traps feed the core
+// profiler, allocation hooks (malloc interposition, JVMTI callbacks) feed it objects. Both agents build on this.
+//
+// The core profiler wants its events serialized. Allocation hooks run on any thread and may wait; signal
+// handlers must not. So one spin lock guards the profiler: hooks take it (spinning, then yielding), handlers only
+// try it and drop the sample or trap when it is held — by another thread for a moment, or by the very code they
+// interrupted. Dropped events are counted.
+#pragma once
+
+#include "ojx/hardware/fault_safe_read.hpp"
+#include "ojx/hardware/hardware_backend.hpp"
+#include "ojx/pairing_policy.hpp"
+#include "ojx/profiler.hpp"
+#include "ojx/watchpoint_pool.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace ojx::hardware {
+
+struct hardware_policies {
+    using watchpoints = hardware_backend;
+    using memory = process_memory;
+    using replacement = reservoir_replacement;
+    using pairing = reservoir_pairing;
+};
+
+struct session_options {
+    backend_options backend{};
+    profiler_config profiler{};
+};
+
+// A lock for the profiler: `lock` may wait (never call it from a signal handler), `try_lock` never waits.
+class profiler_lock {
+public:
+    void lock() noexcept;
+    bool try_lock() noexcept { return !held_.exchange(true, std::memory_order_acquire); }
+    void unlock() noexcept { held_.store(false, std::memory_order_release); }
+
+private:
+    std::atomic<bool> held_{false};
+};
+
+class profiling_session {
+public:
+    using profiler_type = profiler<hardware_policies>;
+    static constexpr std::size_t max_frames = 64;
+
+    profiling_session() = default;
+    profiling_session(const profiling_session&) = delete;
+    profiling_session& operator=(const profiling_session&) = delete;
+    ~profiling_session() { stop(); }
+
+    // Starts the backend (probing the machine) and the profiler. Error message on failure.
+    std::optional<std::string> start(const session_options& options);
+    // Stops sampling and watching on every thread; the profile stays readable.
+    void stop() noexcept;
+    bool running() const noexcept { return backend_.running(); }
+
+    std::optional<std::string> attach_current_thread();
+    void detach_current_thread() noexcept;
+
+    // A new object; `frames` is its allocation context, leaf first. Not signal-safe (may allocate, may wait).
+    void on_allocation(address begin, std::uint64_t size, std::span<const std::uint64_t> frames, type_id type);
+    void on_free(address begin);
+    void on_move(address from, address to);
+    void on_gc_start();
+
+    // Runs `use` with the profiler locked (for reports and tests).
+    template <class F>
+    decltype(auto) with_profiler(F&& use) {
+        const guard locked(lock_);
+        return use(*profiler_);
+    }
+
+    const hardware_backend& backend() const noexcept { return backend_; }
+    std::uint64_t samples_dropped_busy() const noexcept { return samples_busy_.load(std::memory_order_relaxed); }
+    std::uint64_t traps_dropped_busy() const noexcept { return traps_busy_.load(std::memory_order_relaxed); }
+
+private:
+    struct guard {
+        explicit guard(profiler_lock& lock) : lock_(lock) { lock_.lock(); }
+        ~guard() { lock_.unlock(); }
+        profiler_lock& lock_;
+    };
+    // Signal-safe: delivery callbacks from the backend.
+    static void deliver_sample(void* self, const access_sample& sample, const ucontext_t& context) noexcept;
+    static void deliver_trap(void* self, const watchpoint_trap& trap, const ucontext_t& context) noexcept;
+    // Signal-safe, with the lock held: the access context of the interrupted code.
+    context_id access_context(const ucontext_t& context) noexcept;
+
+    profiler_lock lock_;
+    hardware_backend backend_;
+    process_memory memory_;
+    std::unique_ptr<profiler_type> profiler_;
+    std::atomic<std::uint64_t> samples_busy_{0};
+    std::atomic<std::uint64_t> traps_busy_{0};
+};
+
+} // namespace ojx::hardware

@@ -1,0 +1,38 @@
+#include "ojx/hardware/agent_options.hpp"
+
+namespace ojx::hardware {
+
+std::vector<option_spec> common_agent_options() {
+    return {
+        {"file", option_kind::text, "ojx-%p.json", "where the JSON profile is written (%p: pid, %t: start time)"},
+        {"sampler", option_kind::choice, "auto", "how accesses are sampled (auto picks the best available)",
+         {"auto", "precise", "decode", "timer", "none"}},
+        {"rate", option_kind::rate, "200", "access samples per second per running thread"},
+        {"threshold", option_kind::size, "1k", "smallest object tracked"},
+        {"slots", option_kind::count, "4", "watchpoint slots (debug registers) to use; 0: sampling only"},
+        {"window", option_kind::size, "64", "bytes compared around a probed word; 0: the word only"},
+        {"seed", option_kind::count, "1", "seed of the sampling and pairing randomness"},
+        {"quiet", option_kind::flag, "", "no summary on standard error at exit"},
+        {"help", option_kind::flag, "", "print the options and run without profiling"},
+    };
+}
+
+std::optional<std::string> to_agent_settings(const option_values& values, agent_settings& settings) {
+    settings.help = values.flag("help");
+    settings.quiet = values.flag("quiet");
+    settings.file_pattern = values.text("file");
+    backend_options& backend = settings.session.backend;
+    backend.sampler = *parse_sampler_kind(values.choice("sampler"));
+    if (values.rate("rate") == 0) return std::string("rate=0: the sampling rate must be at least 1 per second");
+    if (values.rate("rate") > 100000) return std::string("rate: at most 100000 samples per second per thread");
+    backend.samples_per_second = static_cast<double>(values.rate("rate"));
+    backend.watchpoint_slots = static_cast<std::size_t>(values.count("slots"));
+    backend.seed = values.count("seed");
+    profiler_config& profiler = settings.session.profiler;
+    profiler.min_object_size = values.size("threshold") == 0 ? 1 : values.size("threshold");
+    profiler.compare_window = static_cast<std::size_t>(values.size("window"));
+    profiler.seed = values.count("seed");
+    return std::nullopt;
+}
+
+} // namespace ojx::hardware

@@ -1,0 +1,626 @@
+#include "ojx/hardware/hardware_backend.hpp"
+
+#include "ojx/hardware/fault_safe_read.hpp"
+#include "ojx/hardware/instruction_decoder.hpp"
+#include "ojx/hardware/signals.hpp"
+#include "ojx/hardware/thread_table.hpp"
+#include "ojx/random.hpp"
+
+#include <linux/hw_breakpoint.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+namespace ojx::hardware {
+
+namespace {
+
+constexpr std::size_t max_slots = 8;
+constexpr long trap_flag = 0x100; // EFLAGS.TF: trap after the next instruction
+constexpr std::size_t ring_data_pages = 8;
+
+struct thread_state {
+    // Set up and torn down by the thread itself, outside signal handlers.
+    int trigger_fd = -1; // decode: perf counter; precise: the sampling event (with `ring`)
+    timer_t timer{};
+    bool has_timer = false;
+    void* ring = nullptr;
+    std::size_t ring_bytes = 0;
+    std::array<int, max_slots> breakpoint_fds{-1, -1, -1, -1, -1, -1, -1, -1};
+    std::uint64_t stack_low = 0; // the thread's stack, for frame-pointer walks
+    std::uint64_t stack_high = 0;
+    // Touched only by this thread's signal handlers.
+    bool stepping = false;
+    std::uint32_t steps_to_skip = 0;
+    std::uint32_t steps_taken = 0;
+    fast_random rng{};
+};
+
+// What an armed slot watches, as the profiler asked (`where`, `width`) and as the debug register was set.
+struct armed_slot {
+    std::atomic<std::uint64_t> where{0};
+    std::atomic<std::uint8_t> width{0};
+    std::atomic<bool> armed{false};
+    std::uint64_t base = 0;
+    std::uint8_t length = 0;
+};
+
+// Process-wide: signal handlers reach the running backend through these.
+std::atomic<hardware_backend*> active{nullptr};
+thread_table<thread_state> threads;
+std::array<armed_slot, max_slots> slots;
+chained_handler sampling_signal; // our real-time signal: sampling triggers and breakpoint traps
+chained_handler step_signal;     // SIGTRAP: single steps
+int sampling_signal_number = 0;
+
+// Restores errno on every exit from a handler.
+struct errno_guard {
+    int saved = errno;
+    ~errno_guard() { errno = saved; }
+};
+
+greg_t& flags_of(ucontext_t& context) noexcept { return context.uc_mcontext.gregs[REG_EFL]; }
+std::uint64_t pc_of(const ucontext_t& context) noexcept {
+    return static_cast<std::uint64_t>(context.uc_mcontext.gregs[REG_RIP]);
+}
+
+// The x86 breakpoint length and aligned base covering [where, where + width), if any.
+bool breakpoint_cover(std::uint64_t where, std::uint8_t width, std::uint64_t& base, std::uint8_t& length) noexcept {
+    for (std::uint8_t candidate : {1, 2, 4, 8}) {
+        if (candidate >= width && where % candidate == 0) {
+            base = where;
+            length = candidate;
+            return true;
+        }
+    }
+    base = where & ~std::uint64_t{7};
+    length = 8;
+    return where + width <= base + 8;
+}
+
+std::uint64_t random_period(thread_state& state, double mean) noexcept {
+    // Uniform in [0.5, 1.5] × mean: a fixed period can lock onto a loop and sample one instruction forever.
+    const double period = mean * (0.5 + state.rng.unit());
+    return period < 1 ? 1 : static_cast<std::uint64_t>(period);
+}
+
+} // namespace
+
+struct hardware_backend::internals {
+    // Signal-safe. Reads the value of a decoded access and hands the sample over.
+    static bool deliver_sample(hardware_backend& backend, const decoded_instruction& decoded, std::uint64_t pc,
+                               pid_t tid, const ucontext_t& context) noexcept {
+        std::uint64_t value = 0;
+        const std::uint8_t width = decoded.width > 8 ? 8 : static_cast<std::uint8_t>(decoded.width);
+        if (width == 0 || !read_memory(decoded.effective_address, &value, width)) {
+            backend.counters_.unreadable.fetch_add(1, std::memory_order_relaxed);
+            return false;
+        }
+        access_sample sample;
+        sample.ip = pc;
+        sample.effective_address = decoded.effective_address;
+        sample.value = value;
+        sample.width = width;
+        sample.kind = decoded.kind;
+        sample.thread = static_cast<std::uint32_t>(tid);
+        backend.counters_.samples.fetch_add(1, std::memory_order_relaxed);
+        backend.delivery_.on_sample(backend.delivery_.target, sample, context);
+        return true;
+    }
+
+    // Signal-safe. Decodes the instruction at the interrupted pc; true when it accessed memory (sample taken or
+    // its address unreadable), false when stepping must go on.
+    static bool try_sample_here(hardware_backend& backend, pid_t tid, ucontext_t& context) noexcept {
+        std::uint8_t code[15];
+        const std::uint64_t pc = pc_of(context);
+        std::size_t available = sizeof(code);
+        // The instruction may end just before an unmapped page: retry with what is left of this page.
+        if (!read_memory(pc, code, available)) {
+            available = 4096 - (pc & 4095);
+            if (available >= sizeof(code) || !read_memory(pc, code, available)) {
+                backend.counters_.unreadable.fetch_add(1, std::memory_order_relaxed);
+                return true;
+            }
+        }
+        register_file registers = from_ucontext(context);
+        const decoded_instruction decoded = decode_access(code, available, registers);
+        if (decoded.status != decode_status::memory_access) return false;
+        deliver_sample(backend, decoded, pc, tid, context);
+        return true;
+    }
+
+    static void start_stepping(hardware_backend& backend, thread_state& state, pid_t tid,
+                               ucontext_t& context) noexcept {
+        if (state.stepping) {
+            backend.counters_.triggers_while_stepping.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+        state.steps_to_skip = static_cast<std::uint32_t>(state.rng.below(backend.options_.max_random_steps + 1));
+        state.steps_taken = 0;
+        if (state.steps_to_skip == 0 && try_sample_here(backend, tid, context)) return;
+        state.stepping = true;
+        flags_of(context) |= trap_flag;
+    }
+
+    // Signal-safe: one single-step trap on a thread that is stepping towards its sample.
+    static void step(hardware_backend& backend, thread_state& state, pid_t tid, ucontext_t& context) noexcept {
+        backend.counters_.steps.fetch_add(1, std::memory_order_relaxed);
+        ++state.steps_taken;
+        bool done = false;
+        if (state.steps_to_skip > 0) {
+            --state.steps_to_skip;
+        } else {
+            done = try_sample_here(backend, tid, context);
+        }
+        if (!done && state.steps_taken >= backend.options_.max_steps) {
+            backend.counters_.gave_up.fetch_add(1, std::memory_order_relaxed);
+            done = true;
+        }
+        if (done) {
+            state.stepping = false;
+            flags_of(context) &= ~trap_flag;
+        } else {
+            flags_of(context) |= trap_flag;
+        }
+    }
+
+    // Signal-safe: drains the precise event's ring buffer of this thread.
+    static void drain_ring(hardware_backend& backend, thread_state& state, pid_t tid,
+                           const ucontext_t& context) noexcept {
+        auto* header = static_cast<perf_event_mmap_page*>(state.ring);
+        auto* data = static_cast<unsigned char*>(state.ring) + header->data_offset;
+        const std::uint64_t size = header->data_size;
+        std::uint64_t tail = header->data_tail;
+        const std::uint64_t head = __atomic_load_n(&header->data_head, __ATOMIC_ACQUIRE);
+        auto copy_out = [&](std::uint64_t at, void* out, std::size_t bytes) {
+            auto* to = static_cast<unsigned char*>(out);
+            for (std::size_t i = 0; i < bytes; ++i) to[i] = data[(at + i) % size];
+        };
+        while (tail + sizeof(perf_event_header) <= head) {
+            perf_event_header record{};
+            copy_out(tail, &record, sizeof(record));
+            if (record.size == 0) break;
+            if (record.type == PERF_RECORD_SAMPLE) {
+                // Layout for PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_ADDR: ip, pid, tid, addr.
+                struct {
+                    std::uint64_t ip;
+                    std::uint32_t pid, tid;
+                    std::uint64_t addr;
+                } body{};
+                copy_out(tail + sizeof(record), &body, sizeof(body));
+                std::uint8_t code[15];
+                decoded_instruction decoded{};
+                if (read_memory(body.ip, code, sizeof(code))) {
+                    register_file registers = from_ucontext(context);
+                    registers.rip = body.ip;
+                    decoded = decode_access(code, sizeof(code), registers);
+                }
+                // The event gives the address; the instruction gives the width (8 if it cannot be decoded).
+                decoded.effective_address = body.addr;
+                if (decoded.status != decode_status::memory_access) {
+                    decoded.width = 8;
+                    decoded.kind = access_kind::load;
+                }
+                if (body.addr != 0) deliver_sample(backend, decoded, body.ip, tid, context);
+            }
+            tail += record.size;
+        }
+        __atomic_store_n(&header->data_tail, tail, __ATOMIC_RELEASE);
+    }
+
+    // Signal-safe: a debug register of this thread fired.
+    static void trap(hardware_backend& backend, std::size_t slot, pid_t tid, const ucontext_t& context) noexcept {
+        armed_slot& armed = slots[slot];
+        if (!armed.armed.load(std::memory_order_acquire)) {
+            backend.counters_.traps_unknown.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+        const std::uint64_t where = armed.where.load(std::memory_order_relaxed);
+        const std::uint8_t width = armed.width.load(std::memory_order_relaxed);
+        register_file registers = from_ucontext(context);
+        // A data breakpoint traps after the access: the pc is the next instruction; find the one before it.
+        process_memory memory;
+        const decoded_instruction previous = decode_previous_access(pc_of(context), where, width, registers, memory);
+        watchpoint_trap trap;
+        trap.slot = slot;
+        trap.watched_address = where;
+        trap.width = width;
+        trap.thread = static_cast<std::uint32_t>(tid);
+        if (previous.status == decode_status::memory_access) {
+            trap.kind = previous.kind;
+            trap.ip = pc_of(context) - previous.length;
+        } else {
+            backend.counters_.traps_undecoded.fetch_add(1, std::memory_order_relaxed);
+            trap.ip = pc_of(context);
+        }
+        if (!read_memory(where, &trap.value, width)) {
+            backend.counters_.unreadable.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+        backend.counters_.traps.fetch_add(1, std::memory_order_relaxed);
+        backend.delivery_.on_trap(backend.delivery_.target, trap, context);
+    }
+
+    // Our real-time signal: a sampling trigger (perf overflow or timer) or a breakpoint.
+    static void on_sampling_signal(int signal, siginfo_t* info, void* raw_context) noexcept {
+        const errno_guard keep_errno;
+        hardware_backend* backend = active.load(std::memory_order_acquire);
+        const pid_t tid = current_tid();
+        thread_state* state = backend ? threads.find(tid) : nullptr;
+        if (state == nullptr) return; // stopped, or a thread being torn down: nothing to do
+        auto& context = *static_cast<ucontext_t*>(raw_context);
+        if (info->si_code == SI_TIMER) {
+            backend->counters_.triggers.fetch_add(1, std::memory_order_relaxed);
+            rearm_timer(*backend, *state);
+            start_stepping(*backend, *state, tid, context);
+            return;
+        }
+        const int fd = info->si_fd;
+        if (fd >= 0 && fd == state->trigger_fd) {
+            backend->counters_.triggers.fetch_add(1, std::memory_order_relaxed);
+            if (state->ring != nullptr) {
+                drain_ring(*backend, *state, tid, context);
+                return;
+            }
+            if (backend->trigger_attr_.freq == 0) {
+                std::uint64_t period = random_period(*state, static_cast<double>(backend->trigger_attr_.sample_period));
+                ::ioctl(fd, PERF_EVENT_IOC_PERIOD, &period);
+            }
+            start_stepping(*backend, *state, tid, context);
+            return;
+        }
+        for (std::size_t slot = 0; slot < backend->slots_; ++slot) {
+            if (fd >= 0 && state->breakpoint_fds[slot] == fd) {
+                trap(*backend, slot, tid, context);
+                return;
+            }
+        }
+        (void)signal;
+    }
+
+    // SIGTRAP: ours when this thread is stepping; otherwise the program's (or a debugger's).
+    static void on_step_signal(int signal, siginfo_t* info, void* raw_context) noexcept {
+        const errno_guard keep_errno;
+        auto& context = *static_cast<ucontext_t*>(raw_context);
+        hardware_backend* backend = active.load(std::memory_order_acquire);
+        thread_state* state = backend ? threads.find(current_tid()) : nullptr;
+        if (state != nullptr && state->stepping && info->si_code == TRAP_TRACE) {
+            step(*backend, *state, current_tid(), context);
+            return;
+        }
+        // A step trap nobody else handles: a thread we stopped stepping mid-way (it detached or we stopped).
+        // By default it would kill the program; clear the flag instead.
+        if (info->si_code == TRAP_TRACE && (flags_of(context) & trap_flag) != 0 && step_signal.displaced_default()) {
+            flags_of(context) &= ~trap_flag;
+            return;
+        }
+        step_signal.chain(signal, info, raw_context);
+    }
+
+    // Signal-safe: one-shot CPU-time timer with a random interval.
+    static void rearm_timer(hardware_backend& backend, thread_state& state) noexcept {
+        const double mean_ns = 1e9 / backend.options_.samples_per_second;
+        const std::uint64_t ns = random_period(state, mean_ns);
+        itimerspec spec{};
+        spec.it_value.tv_sec = static_cast<time_t>(ns / 1000000000ULL);
+        spec.it_value.tv_nsec = static_cast<long>(ns % 1000000000ULL);
+        ::timer_settime(state.timer, 0, &spec, nullptr);
+    }
+
+    static std::optional<std::string> open_trigger(hardware_backend& backend, thread_state& state, pid_t tid) {
+        if (backend.chosen_ == sampler_kind::none) return std::nullopt;
+        if (backend.chosen_ == sampler_kind::decode_timer) {
+            sigevent event{};
+            event.sigev_notify = SIGEV_THREAD_ID;
+            event.sigev_signo = sampling_signal_number;
+            event._sigev_un._tid = tid;
+            if (::timer_create(CLOCK_THREAD_CPUTIME_ID, &event, &state.timer) != 0)
+                return std::string("timer_create: ") + std::strerror(errno);
+            state.has_timer = true;
+            rearm_timer(backend, state);
+            return std::nullopt;
+        }
+        perf_event_attr attr = backend.trigger_attr_;
+        const int fd = open_perf_event(attr, tid);
+        if (fd < 0) return std::string("perf_event_open (sampling): ") + std::strerror(-fd);
+        state.trigger_fd = fd;
+        if (backend.chosen_ == sampler_kind::precise) {
+            const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+            state.ring_bytes = (1 + ring_data_pages) * page;
+            void* ring = ::mmap(nullptr, state.ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (ring == MAP_FAILED) return std::string("mmap of the sample buffer: ") + std::strerror(errno);
+            state.ring = ring;
+        }
+        if (const int error = route_to_thread(fd, sampling_signal_number, tid); error != 0)
+            return std::string("routing samples to the thread: ") + std::strerror(error);
+        ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+        return std::nullopt;
+    }
+
+    static std::optional<std::string> open_breakpoints(hardware_backend& backend, thread_state& state, pid_t tid) {
+        static std::uint64_t parked; // disabled breakpoints point here
+        for (std::size_t slot = 0; slot < backend.slots_; ++slot) {
+            const armed_slot& armed = slots[slot];
+            const bool on = armed.armed.load(std::memory_order_relaxed);
+            perf_event_attr attr = on ? breakpoint_attr(armed.base, armed.length, false)
+                                      : breakpoint_attr(reinterpret_cast<std::uint64_t>(&parked), 8, true);
+            const int fd = open_perf_event(attr, tid);
+            if (fd < 0) return std::string("perf_event_open (breakpoint): ") + std::strerror(-fd);
+            state.breakpoint_fds[slot] = fd;
+            if (const int error = route_to_thread(fd, sampling_signal_number, tid); error != 0)
+                return std::string("routing traps to the thread: ") + std::strerror(error);
+        }
+        return std::nullopt;
+    }
+
+    static void close_thread(thread_state& state) noexcept {
+        if (state.has_timer) ::timer_delete(state.timer);
+        state.has_timer = false;
+        if (state.trigger_fd >= 0) {
+            ::ioctl(state.trigger_fd, PERF_EVENT_IOC_DISABLE, 0);
+            ::close(state.trigger_fd);
+        }
+        state.trigger_fd = -1;
+        if (state.ring != nullptr) ::munmap(state.ring, state.ring_bytes);
+        state.ring = nullptr;
+        for (int& fd : state.breakpoint_fds) {
+            if (fd >= 0) ::close(fd);
+            fd = -1;
+        }
+    }
+
+    // Signal-safe: points one thread's breakpoint in `slot` at the slot's target, or disables it.
+    static bool set_breakpoint(hardware_backend& backend, thread_state& state, std::size_t slot, pid_t tid) noexcept {
+        const armed_slot& armed = slots[slot];
+        int& fd = state.breakpoint_fds[slot];
+        if (fd < 0) return false;
+        if (!armed.armed.load(std::memory_order_relaxed)) return ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) == 0;
+        perf_event_attr attr = breakpoint_attr(armed.base, armed.length, false);
+        if (backend.caps_.breakpoint_modify) return ::ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &attr) == 0;
+        // Kernels before 4.17: reopen.
+        ::close(fd);
+        fd = open_perf_event(attr, tid);
+        if (fd < 0) return false;
+        return route_to_thread(fd, sampling_signal_number, tid) == 0;
+    }
+};
+
+std::size_t hardware_backend::capture_stack(const ucontext_t& context, std::uint64_t* frames, std::size_t max) noexcept {
+    if (max == 0) return 0;
+    std::size_t count = 0;
+    frames[count++] = pc_of(context);
+    const thread_state* state = threads.find(current_tid());
+    if (state == nullptr) return count;
+    const auto* gregs = context.uc_mcontext.gregs;
+    std::uint64_t low = static_cast<std::uint64_t>(gregs[REG_RSP]);
+    std::uint64_t frame = static_cast<std::uint64_t>(gregs[REG_RBP]);
+    if (low < state->stack_low || low >= state->stack_high) return count; // on another stack (sigaltstack)
+    // Each frame: [rbp] = caller's rbp, [rbp + 8] = return address. Frames only go up the stack.
+    while (count < max && frame >= low && frame % 8 == 0 && frame + 16 <= state->stack_high) {
+        const auto* words = reinterpret_cast<const std::uint64_t*>(frame);
+        const std::uint64_t return_address = words[1];
+        if (return_address < 4096) break;
+        frames[count++] = return_address - 1;
+        low = frame + 16;
+        frame = words[0];
+    }
+    return count;
+}
+
+std::optional<sampler_kind> parse_sampler_kind(std::string_view name) noexcept {
+    for (sampler_kind kind : {sampler_kind::automatic, sampler_kind::precise, sampler_kind::decode,
+                              sampler_kind::decode_timer, sampler_kind::none})
+        if (sampler_kind_name(kind) == name) return kind;
+    return std::nullopt;
+}
+
+std::string_view sampler_kind_name(sampler_kind kind) noexcept {
+    switch (kind) {
+    case sampler_kind::automatic: return "auto";
+    case sampler_kind::precise: return "precise";
+    case sampler_kind::decode: return "decode";
+    case sampler_kind::decode_timer: return "timer";
+    case sampler_kind::none: return "none";
+    }
+    return "?";
+}
+
+std::optional<std::string> hardware_backend::start(const backend_options& options, const backend_delivery& delivery) {
+    if (stopped_ || running_) return std::string("the hardware backend can be started once");
+    hardware_backend* expected = nullptr;
+    if (!active.compare_exchange_strong(expected, this)) return std::string("another hardware backend is running");
+    options_ = options;
+    delivery_ = delivery;
+    if (!(options_.samples_per_second > 0) || !std::isfinite(options_.samples_per_second)) {
+        active.store(nullptr);
+        return std::string("the sampling rate must be a positive number of samples per second");
+    }
+    caps_ = probe_capabilities(options_.watchpoint_slots < max_slots ? options_.watchpoint_slots : max_slots);
+    if (!initialize_instruction_decoder()) {
+        active.store(nullptr);
+        return std::string("the x86-64 instruction decoder (Zydis) failed to initialise");
+    }
+
+    const sampler_kind wanted = options_.sampler;
+    std::string why;
+    if ((wanted == sampler_kind::automatic || wanted == sampler_kind::precise) && caps_.precise) {
+        chosen_ = sampler_kind::precise;
+        trigger_attr_ = caps_.precise->attr;
+        trigger_attr_.sample_period = 0;
+        trigger_attr_.freq = 1;
+        trigger_attr_.sample_freq = static_cast<std::uint64_t>(options_.samples_per_second);
+        trigger_attr_.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_ADDR;
+        trigger_attr_.wakeup_events = 1;
+        trigger_attr_.exclude_kernel = 1;
+        trigger_attr_.disabled = 1;
+        sampler_description_ = "precise: " + caps_.precise->name + " with the data address";
+    } else if (wanted == sampler_kind::precise) {
+        active.store(nullptr);
+        return "sampler=precise is unavailable: " + caps_.precise_reason;
+    } else if ((wanted == sampler_kind::automatic || wanted == sampler_kind::decode) && caps_.perf_events) {
+        chosen_ = sampler_kind::decode;
+        trigger_attr_ = perf_event_attr{};
+        trigger_attr_.exclude_kernel = 1;
+        trigger_attr_.disabled = 1;
+        trigger_attr_.wakeup_events = 1;
+        std::string trigger;
+        if (caps_.hardware_counters) {
+            trigger_attr_.type = PERF_TYPE_HARDWARE;
+            trigger_attr_.config = PERF_COUNT_HW_INSTRUCTIONS;
+            trigger_attr_.freq = 1;
+            trigger_attr_.sample_freq = static_cast<std::uint64_t>(options_.samples_per_second);
+            trigger = "instructions-retired overflow";
+        } else {
+            trigger_attr_.type = PERF_TYPE_SOFTWARE;
+            trigger_attr_.config = PERF_COUNT_SW_TASK_CLOCK;
+            trigger_attr_.sample_period = static_cast<std::uint64_t>(1e9 / options_.samples_per_second);
+            trigger = "task-clock overflow (" + caps_.hardware_counters_reason + ")";
+        }
+        sampler_description_ = (wanted == sampler_kind::automatic ? "precise sampling unavailable: " +
+                                                                        caps_.precise_reason + "; using "
+                                                                  : std::string("using ")) +
+                               "decode (single-step to the next memory access) on " + trigger;
+    } else if (wanted == sampler_kind::decode) {
+        active.store(nullptr);
+        return "sampler=decode is unavailable: " + caps_.perf_events_reason + " (sampler=timer works without perf)";
+    } else if (wanted == sampler_kind::automatic || wanted == sampler_kind::decode_timer) {
+        chosen_ = sampler_kind::decode_timer;
+        sampler_description_ = (wanted == sampler_kind::automatic ? caps_.perf_events_reason + "; using "
+                                                                  : std::string("using ")) +
+                               "decode (single-step to the next memory access) on a CPU-time POSIX timer";
+    } else {
+        chosen_ = sampler_kind::none;
+        sampler_description_ = "no sampling (sampler=none)";
+    }
+
+    slots_ = options_.watchpoint_slots < caps_.breakpoint_slots ? options_.watchpoint_slots : caps_.breakpoint_slots;
+    if (slots_ > 0) {
+        watchpoint_description_ = "hardware breakpoints (perf_event), " + std::to_string(slots_) + " slots, " +
+                                  (caps_.breakpoint_modify ? "re-armed in place" : "reopened to re-arm");
+    } else if (options_.watchpoint_slots == 0) {
+        watchpoint_description_ = "none (watchpoint slots set to 0): sampling only, no replica comparisons";
+    } else {
+        watchpoint_description_ =
+            "none: " + caps_.breakpoint_reason + "; sampling only, no replica comparisons";
+    }
+
+    const std::optional<int> free_signal = choose_free_signal();
+    if (!free_signal) {
+        active.store(nullptr);
+        return std::string("no free real-time signal for sampling (all have handlers)");
+    }
+    sampling_signal_number = *free_signal;
+    sigset_t both;
+    sigemptyset(&both);
+    sigaddset(&both, sampling_signal_number);
+    sigaddset(&both, SIGTRAP);
+    if (auto error = sampling_signal.install(sampling_signal_number, internals::on_sampling_signal, &both)) {
+        active.store(nullptr);
+        return error;
+    }
+    if (auto error = step_signal.install(SIGTRAP, internals::on_step_signal, &both)) {
+        sampling_signal.uninstall();
+        active.store(nullptr);
+        return error;
+    }
+    running_ = true;
+    return std::nullopt;
+}
+
+void hardware_backend::stop() noexcept {
+    if (!running_) return;
+    running_ = false;
+    stopped_ = true;
+    for (std::size_t slot = 0; slot < slots_; ++slot) slots[slot].armed.store(false, std::memory_order_release);
+    active.store(nullptr, std::memory_order_release);
+    threads.for_each([](pid_t tid, thread_state& state) {
+        internals::close_thread(state);
+        threads.remove(tid);
+    });
+    attached_.store(0, std::memory_order_relaxed);
+}
+
+std::optional<std::string> hardware_backend::attach_current_thread() {
+    if (!running_) return std::string("the hardware backend is not running");
+    const pid_t tid = current_tid();
+    if (threads.find(tid) != nullptr) return std::nullopt;
+    thread_state* state = threads.add(tid);
+    if (state == nullptr) return std::string("too many threads for the thread table");
+    state->rng.reseed(options_.seed ^ (static_cast<std::uint64_t>(tid) * 0x9E3779B97F4A7C15ULL));
+    pthread_attr_t attributes;
+    if (pthread_getattr_np(pthread_self(), &attributes) == 0) {
+        void* low = nullptr;
+        std::size_t size = 0;
+        if (pthread_attr_getstack(&attributes, &low, &size) == 0) {
+            state->stack_low = reinterpret_cast<std::uint64_t>(low);
+            state->stack_high = state->stack_low + size;
+        }
+        pthread_attr_destroy(&attributes);
+    }
+    std::optional<std::string> error = internals::open_breakpoints(*this, *state, tid);
+    if (!error) error = internals::open_trigger(*this, *state, tid);
+    if (error) {
+        internals::close_thread(*state);
+        threads.remove(tid);
+        return error;
+    }
+    attached_.fetch_add(1, std::memory_order_relaxed);
+    return std::nullopt;
+}
+
+void hardware_backend::detach_current_thread() noexcept {
+    const pid_t tid = current_tid();
+    thread_state* state = threads.find(tid);
+    if (state == nullptr) return;
+    // Block our signals while the thread's events go away, so no handler sees a half-closed record.
+    sigset_t both, previous;
+    sigemptyset(&both);
+    sigaddset(&both, sampling_signal_number);
+    sigaddset(&both, SIGTRAP);
+    pthread_sigmask(SIG_BLOCK, &both, &previous);
+    threads.remove(tid);
+    internals::close_thread(*state);
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    attached_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool hardware_backend::arm(std::size_t slot, address where, std::uint8_t width) noexcept {
+    if (slot >= slots_ || !running_) return false;
+    armed_slot& armed = slots[slot];
+    std::uint64_t base = 0;
+    std::uint8_t length = 0;
+    if (!breakpoint_cover(where, width == 0 ? 1 : width, base, length)) {
+        counters_.arm_failures.fetch_add(1, std::memory_order_relaxed);
+        return false;
+    }
+    armed.armed.store(false, std::memory_order_release);
+    armed.base = base;
+    armed.length = length;
+    armed.where.store(where, std::memory_order_relaxed);
+    armed.width.store(width, std::memory_order_relaxed);
+    armed.armed.store(true, std::memory_order_release);
+    bool all = true;
+    threads.for_each([&](pid_t tid, thread_state& state) { all &= internals::set_breakpoint(*this, state, slot, tid); });
+    if (!all) {
+        counters_.arm_failures.fetch_add(1, std::memory_order_relaxed);
+        disarm(slot);
+    }
+    return all;
+}
+
+void hardware_backend::disarm(std::size_t slot) noexcept {
+    if (slot >= slots_) return;
+    slots[slot].armed.store(false, std::memory_order_release);
+    threads.for_each([&](pid_t tid, thread_state& state) { internals::set_breakpoint(*this, state, slot, tid); });
+}
+
+} // namespace ojx::hardware

@@ -1,0 +1,181 @@
+#include "ojx/hardware/perf_events.hpp"
+
+#include <linux/hw_breakpoint.h>
+#include <perfmon/pfmlib_perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+namespace ojx::hardware {
+
+int open_perf_event(perf_event_attr& attr, pid_t tid) noexcept {
+    attr.size = sizeof(attr);
+    const long fd = ::syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    return fd < 0 ? -errno : static_cast<int>(fd);
+}
+
+int route_to_thread(int fd, int signal, pid_t tid) noexcept {
+    f_owner_ex owner{F_OWNER_TID, tid};
+    if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_ASYNC) != 0) return errno;
+    if (::fcntl(fd, F_SETSIG, signal) != 0) return errno;
+    if (::fcntl(fd, F_SETOWN_EX, &owner) != 0) return errno;
+    return 0;
+}
+
+pid_t current_tid() noexcept { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+
+perf_event_attr breakpoint_attr(std::uint64_t where, std::uint8_t length, bool disabled) noexcept {
+    perf_event_attr attr{};
+    attr.size = sizeof(attr);
+    attr.type = PERF_TYPE_BREAKPOINT;
+    attr.bp_type = HW_BREAKPOINT_RW;
+    attr.bp_addr = where;
+    attr.bp_len = length;
+    attr.sample_period = 1;
+    attr.wakeup_events = 1;
+    attr.disabled = disabled ? 1 : 0;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    return attr;
+}
+
+namespace {
+
+std::string errno_text(int error) { return std::strerror(error < 0 ? -error : error); }
+
+int read_paranoid() {
+    std::ifstream in("/proc/sys/kernel/perf_event_paranoid");
+    int value = 2;
+    if (!(in >> value)) value = 2;
+    return value;
+}
+
+// Intel PEBS load events by the names libpfm4 gives them across generations, newest first.
+std::optional<precise_event> find_pebs(std::string& reason) {
+    if (pfm_initialize() != PFM_SUCCESS) {
+        reason = "libpfm4 could not initialise";
+        return std::nullopt;
+    }
+    static const char* const names[] = {"MEM_INST_RETIRED:ALL_LOADS", "MEM_UOPS_RETIRED:ALL_LOADS",
+                                        "MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=3"};
+    for (const char* name : names) {
+        perf_event_attr attr{};
+        pfm_perf_encode_arg_t arg{};
+        arg.attr = &attr;
+        arg.size = sizeof(arg);
+        if (pfm_get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT, &arg) != PFM_SUCCESS) continue;
+        attr.precise_ip = 2;
+        attr.sample_period = 100003;
+        attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_ADDR | PERF_SAMPLE_TID;
+        attr.exclude_kernel = 1;
+        attr.disabled = 1;
+        const int fd = open_perf_event(attr, 0);
+        if (fd >= 0) {
+            ::close(fd);
+            return precise_event{name, attr};
+        }
+        reason = std::string("PEBS event ") + name + " exists but does not open: " + errno_text(fd);
+        return std::nullopt;
+    }
+    reason = "no PEBS load event on this CPU (libpfm4 knows none)";
+    return std::nullopt;
+}
+
+std::optional<precise_event> find_ibs(std::string& reason) {
+    std::ifstream in("/sys/bus/event_source/devices/ibs_op/type");
+    std::uint32_t type = 0;
+    if (!(in >> type)) {
+        reason = "no AMD IBS (no ibs_op PMU)";
+        return std::nullopt;
+    }
+    perf_event_attr attr{};
+    attr.type = type;
+    attr.sample_period = 100000;
+    attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_ADDR | PERF_SAMPLE_TID;
+    attr.disabled = 1;
+    const int fd = open_perf_event(attr, 0);
+    if (fd >= 0) {
+        ::close(fd);
+        return precise_event{"ibs_op", attr};
+    }
+    reason = "AMD IBS op PMU exists but does not open: " + errno_text(fd);
+    return std::nullopt;
+}
+
+} // namespace
+
+capabilities probe_capabilities(std::size_t max_breakpoint_slots) {
+    capabilities caps;
+    caps.perf_event_paranoid = read_paranoid();
+
+    perf_event_attr software{};
+    software.type = PERF_TYPE_SOFTWARE;
+    software.config = PERF_COUNT_SW_TASK_CLOCK;
+    software.disabled = 1;
+    software.exclude_kernel = 1;
+    if (const int fd = open_perf_event(software, 0); fd >= 0) {
+        caps.perf_events = true;
+        ::close(fd);
+    } else {
+        caps.perf_events_reason = "perf_event_open fails (" + errno_text(fd) +
+                                  "; kernel.perf_event_paranoid=" + std::to_string(caps.perf_event_paranoid) +
+                                  ", or a container/seccomp policy forbids it)";
+        caps.hardware_counters_reason = caps.perf_events_reason;
+        caps.precise_reason = caps.perf_events_reason;
+        caps.breakpoint_reason = caps.perf_events_reason;
+        return caps;
+    }
+
+    perf_event_attr counter{};
+    counter.type = PERF_TYPE_HARDWARE;
+    counter.config = PERF_COUNT_HW_INSTRUCTIONS;
+    counter.disabled = 1;
+    counter.exclude_kernel = 1;
+    counter.sample_period = 1000000;
+    if (const int fd = open_perf_event(counter, 0); fd >= 0) {
+        caps.hardware_counters = true;
+        ::close(fd);
+    } else {
+        caps.hardware_counters_reason = "no hardware instruction counter: " +
+                                        (fd == -ENOENT ? std::string("no PMU is exposed to this machine")
+                                                       : errno_text(fd));
+    }
+
+    std::string pebs_reason;
+    std::string ibs_reason;
+    caps.precise = find_pebs(pebs_reason);
+    if (!caps.precise) caps.precise = find_ibs(ibs_reason);
+    if (!caps.precise) caps.precise_reason = pebs_reason + "; " + ibs_reason;
+
+    // Debug registers: open breakpoints on distinct addresses until the kernel refuses.
+    static std::uint64_t probe_targets[8];
+    std::vector<int> fds;
+    int last_error = 0;
+    for (std::size_t slot = 0; slot < max_breakpoint_slots && slot < 8; ++slot) {
+        perf_event_attr attr = breakpoint_attr(reinterpret_cast<std::uint64_t>(&probe_targets[slot]),
+                                               HW_BREAKPOINT_LEN_8, true);
+        const int fd = open_perf_event(attr, 0);
+        if (fd < 0) {
+            last_error = fd;
+            break;
+        }
+        fds.push_back(fd);
+    }
+    caps.breakpoint_slots = fds.size();
+    if (fds.empty()) caps.breakpoint_reason = "hardware breakpoints do not open (" + errno_text(last_error) + ")";
+    if (!fds.empty()) {
+        perf_event_attr attr = breakpoint_attr(reinterpret_cast<std::uint64_t>(&probe_targets[7]),
+                                               HW_BREAKPOINT_LEN_8, true);
+        caps.breakpoint_modify = ::ioctl(fds[0], PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &attr) == 0;
+    }
+    for (int fd : fds) ::close(fd);
+    return caps;
+}
+
+} // namespace ojx::hardware

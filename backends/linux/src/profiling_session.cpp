@@ -1,0 +1,95 @@
+#include "ojx/hardware/profiling_session.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+
+namespace ojx::hardware {
+
+void profiler_lock::lock() noexcept {
+    for (unsigned spins = 0; !try_lock(); ++spins) {
+        if (spins >= 64) sched_yield();
+    }
+}
+
+std::optional<std::string> profiling_session::start(const session_options& options) {
+    if (profiler_) return std::string("the session is already started");
+    if (auto error = backend_.start(options.backend, backend_delivery{this, deliver_sample, deliver_trap}))
+        return error;
+    profiler_ = std::make_unique<profiler_type>(options.profiler, backend_, memory_);
+    return std::nullopt;
+}
+
+void profiling_session::stop() noexcept {
+    if (!backend_.running()) return;
+    const guard locked(lock_);
+    backend_.stop();
+}
+
+std::optional<std::string> profiling_session::attach_current_thread() {
+    const guard locked(lock_);
+    return backend_.attach_current_thread();
+}
+
+void profiling_session::detach_current_thread() noexcept {
+    const guard locked(lock_);
+    backend_.detach_current_thread();
+}
+
+void profiling_session::on_allocation(address begin, std::uint64_t size, std::span<const std::uint64_t> frames,
+                                      type_id type) {
+    std::uint64_t root_first[max_frames];
+    const std::size_t depth = std::min(frames.size(), max_frames);
+    std::reverse_copy(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(depth), root_first);
+    const guard locked(lock_);
+    const context_id context = profiler_->contexts().insert_path(std::span<const std::uint64_t>(root_first, depth));
+    profiler_->on_allocation(begin, size, context, type);
+}
+
+void profiling_session::on_free(address begin) {
+    const guard locked(lock_);
+    profiler_->on_free(begin);
+}
+
+void profiling_session::on_move(address from, address to) {
+    const guard locked(lock_);
+    profiler_->on_move(from, to);
+}
+
+void profiling_session::on_gc_start() {
+    const guard locked(lock_);
+    profiler_->on_gc_start();
+}
+
+context_id profiling_session::access_context(const ucontext_t& context) noexcept {
+    std::uint64_t leaf_first[max_frames];
+    const std::size_t depth = hardware_backend::capture_stack(context, leaf_first, max_frames);
+    std::reverse(leaf_first, leaf_first + depth);
+    return profiler_->contexts().insert_path(std::span<const std::uint64_t>(leaf_first, depth));
+}
+
+void profiling_session::deliver_sample(void* self, const access_sample& sample, const ucontext_t& context) noexcept {
+    auto& session = *static_cast<profiling_session*>(self);
+    if (!session.lock_.try_lock()) {
+        session.samples_busy_.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    access_sample with_context = sample;
+    with_context.access_context = session.access_context(context);
+    session.profiler_->on_sample(with_context);
+    session.lock_.unlock();
+}
+
+void profiling_session::deliver_trap(void* self, const watchpoint_trap& trap, const ucontext_t& context) noexcept {
+    auto& session = *static_cast<profiling_session*>(self);
+    if (!session.lock_.try_lock()) {
+        session.traps_busy_.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    watchpoint_trap with_context = trap;
+    with_context.access_context = session.access_context(context);
+    session.profiler_->on_trap(with_context);
+    session.lock_.unlock();
+}
+
+} // namespace ojx::hardware

@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""Check an ojx profile of native_replicas against the program's ground truth.
+
+    check_profile.py PROFILE.json TRUTH.json
+
+PROFILE.json is the JSON profile the agent wrote (docs/profile-format.md); TRUTH.json is what
+`native_replicas --truth FILE` wrote. Each profile context is mapped to a site by searching all of its
+allocation frames, leaf first, for a site's function name (so a context shown through the agent's malloc or
+operator new wrapper frames is still found); the first frame that names a site decides. A site may show up as
+several contexts (different paths to it); its best-ranked context stands for it.
+
+Ranking is the order of the profile's `contexts` (already sorted by evidence), except that every context with
+`reported: false` counts as lowest, tied with every other unreported context.
+
+Checks:
+  found        every site of the truth has at least one context in the profile (its allocations were seen)
+  (a) rank     every planted site's context ranks above every control's: it is reported, and before the
+               control in the profile unless the control is unreported
+  (b) bounds   for each planted site whose context is reported, the true largest-group ratio X_N/X lies in
+               [omega, gamma] (profile numbers carry 6 significant digits, so 1e-5 of slack)
+  (c) control  no reported context of a control site is "replicated" (omega >= 0.1)
+
+Prints a table either way. Exit status: 0 all checks pass, 1 some check failed (one message per failure),
+2 unreadable or malformed input.
+"""
+
+import json
+import math
+import sys
+
+REPLICATED_OMEGA = 0.1
+SLACK = 1e-5
+ROLES = ("planted", "control")
+
+
+class InputError(Exception):
+    """The input cannot be read or does not have the expected shape."""
+
+
+def load_json(path, what):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except OSError as error:
+        raise InputError(f"cannot read {what} {path}: {error.strerror or error}") from error
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(f"{what} {path} is not valid JSON: {error}") from error
+
+
+def is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def field(mapping, key, where, check, expected):
+    if not isinstance(mapping, dict) or key not in mapping:
+        raise InputError(f"{where}: missing field '{key}'")
+    value = mapping[key]
+    if not check(value):
+        raise InputError(f"{where}: field '{key}' should be {expected}, got {json.dumps(value)[:60]}")
+    return value
+
+
+def number(mapping, key, where):
+    return field(mapping, key, where, is_number, "a number")
+
+
+def count(mapping, key, where):
+    return field(mapping, key, where,
+                 lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "a non-negative integer")
+
+
+def read_truth(path):
+    doc = load_json(path, "truth")
+    where = f"truth {path}"
+    if not isinstance(doc, dict):
+        raise InputError(f"{where}: expected a JSON object at the top level")
+    entries = field(doc, "sites", where, lambda v: isinstance(v, list) and v, "a non-empty list")
+    sites = []
+    for i, entry in enumerate(entries):
+        at = f"{where}: sites[{i}]"
+        function = field(entry, "function", at, lambda v: isinstance(v, str) and v.strip(), "a non-empty string")
+        site = {
+            "function": function,
+            "role": field(entry, "role", at, lambda v: v in ROLES, " or ".join(ROLES)),
+            "objects": count(entry, "objects", at),
+            "ratio": field(entry, "largest_group_ratio", at, lambda v: is_number(v) and 0 <= v <= 1,
+                           "a number in [0, 1]"),
+            "pair_fraction": entry.get("identical_pair_fraction") if is_number(
+                entry.get("identical_pair_fraction")) else None,
+        }
+        if any(other["function"] == function for other in sites):
+            raise InputError(f"{at}: function '{function}' appears twice")
+        sites.append(site)
+    return sites
+
+
+def read_profile(path):
+    doc = load_json(path, "profile")
+    where = f"profile {path}"
+    if not isinstance(doc, dict):
+        raise InputError(f"{where}: expected a JSON object at the top level")
+    version = field(doc, "ojx_profile_version", where, is_number, "a number")
+    if version != 1:
+        raise InputError(f"{where}: ojx_profile_version {version} is not supported (this checker reads 1)")
+    entries = field(doc, "contexts", where, lambda v: isinstance(v, list), "a list")
+    contexts = []
+    for i, entry in enumerate(entries):
+        at = f"{where}: contexts[{i}]"
+        allocation = field(entry, "allocation", at, lambda v: isinstance(v, dict), "an object")
+        frames = field(allocation, "frames", at + ".allocation",
+                       lambda v: isinstance(v, list) and all(isinstance(f, str) for f in v), "a list of strings")
+        comparisons = field(entry, "comparisons", at, lambda v: isinstance(v, dict), "an object")
+        contexts.append({
+            "index": i,
+            "frames": frames,
+            "reported": field(entry, "reported", at, lambda v: isinstance(v, bool), "true or false"),
+            "objects": count(entry, "objects", at),
+            "comparisons": count(comparisons, "equal", at + ".comparisons")
+            + count(comparisons, "different", at + ".comparisons"),
+            "theta": number(entry, "theta", at),
+            "omega": number(entry, "omega", at),
+            "gamma": number(entry, "gamma", at),
+        })
+    return contexts
+
+
+def site_of(context, sites):
+    """The site a context belongs to: the first frame, leaf first, that names a site function. If one frame
+    names several (one name inside another), the longest name wins."""
+    for frame in context["frames"]:
+        named = [site for site in sites if site["function"] in frame]
+        if named:
+            return max(named, key=lambda site: len(site["function"]))
+    return None
+
+
+def ranks_above(planted, control):
+    """Unreported contexts are all lowest: a planted site ranks above a control only if it is reported."""
+    if not planted["reported"]:
+        return False
+    return not control["reported"] or planted["index"] < control["index"]
+
+
+def rank_key(context):
+    return (not context["reported"], context["index"])
+
+
+def describe(context):
+    return f"#{context['index'] + 1}" + ("" if context["reported"] else " unreported")
+
+
+def check(contexts, sites):
+    """Returns (table rows, notes, failures)."""
+    matched = {site["function"]: [] for site in sites}
+    for context in contexts:
+        site = site_of(context, sites)
+        if site is not None:
+            matched[site["function"]].append(context)
+
+    failures, notes = [], []
+    best = {}
+    for site in sites:
+        found = sorted(matched[site["function"]], key=rank_key)
+        if not found:
+            failures.append(f"found: {site['role']} site {site['function']} has no context in the profile "
+                            f"(no allocation frame names it; were its allocations seen?)")
+            continue
+        best[site["function"]] = found[0]
+        if len(found) > 1:
+            notes.append(f"{site['function']} appears as {len(found)} contexts "
+                         f"({', '.join(describe(c) for c in found)}); using {describe(found[0])}")
+
+    planted = [s for s in sites if s["role"] == "planted" and s["function"] in best]
+    controls = sorted((s for s in sites if s["role"] == "control" and s["function"] in best),
+                      key=lambda s: rank_key(best[s["function"]]))
+    verdicts = {site["function"]: [] for site in sites}
+    for site in sites:
+        if site["function"] not in best:
+            verdicts[site["function"]].append("MISSING")
+
+    for p in planted:
+        p_context = best[p["function"]]
+        beaten_by = [c for c in controls if not ranks_above(p_context, best[c["function"]])]
+        for c in beaten_by:
+            failures.append(f"(a) rank: planted {p['function']} ({describe(p_context)}) does not rank above "
+                            f"control {c['function']} ({describe(best[c['function']])})")
+        if beaten_by:
+            verdicts[p["function"]].append("RANK")
+
+        if p_context["reported"]:
+            omega, gamma, ratio = p_context["omega"], p_context["gamma"], p["ratio"]
+            if not omega - SLACK <= ratio <= gamma + SLACK:
+                failures.append(f"(b) bounds: planted {p['function']}: true ratio {ratio:.4f} is outside "
+                                f"[omega, gamma] = [{omega:.4f}, {gamma:.4f}] ({describe(p_context)}, "
+                                f"{p_context['comparisons']} comparisons, theta {p_context['theta']:.4f})")
+                verdicts[p["function"]].append("BOUNDS")
+
+    for c in controls:
+        for context in matched[c["function"]]:
+            if context["reported"] and context["omega"] >= REPLICATED_OMEGA:
+                failures.append(f"(c) control: control {c['function']} is replicated in {describe(context)}: "
+                                f"omega {context['omega']:.4f} >= {REPLICATED_OMEGA} (true ratio {c['ratio']:.4f}, "
+                                f"theta {context['theta']:.4f}, {context['comparisons']} comparisons)")
+                if "REPLICATED" not in verdicts[c["function"]]:
+                    verdicts[c["function"]].append("REPLICATED")
+
+    rows = []
+    missing_last = (True, True, 0)
+    for site in sorted(sites, key=lambda s: (False, *rank_key(best[s["function"]])) if s["function"] in best
+                       else missing_last):
+        context = best.get(site["function"])
+        rows.append((site, context, verdicts[site["function"]] or ["ok"]))
+
+    others = len(contexts) - sum(len(found) for found in matched.values())
+    if others:
+        notes.append(f"{others} other context(s) name no site (the program's runtime, the truth records); ignored")
+    return rows, notes, failures
+
+
+def fmt(value, digits=3):
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def print_table(rows):
+    header = ("site", "role", "context", "objects", "cmp", "theta", "omega", "gamma", "true X_N/X", "true theta",
+              "check")
+    lines = []
+    for site, context, verdict in rows:
+        if context is None:
+            lines.append((site["function"], site["role"], "-", f"-/{site['objects']}", "-", "-", "-", "-",
+                          fmt(site["ratio"], 4), fmt(site["pair_fraction"], 4), ",".join(verdict)))
+        else:
+            lines.append((site["function"], site["role"], describe(context),
+                          f"{context['objects']}/{site['objects']}", str(context["comparisons"]),
+                          fmt(context["theta"]), fmt(context["omega"]), fmt(context["gamma"]),
+                          fmt(site["ratio"], 4), fmt(site["pair_fraction"], 4), ",".join(verdict)))
+    widths = [max(len(str(row[i])) for row in [header] + lines) for i in range(len(header))]
+    for row in [header] + lines:
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
+    print("(context: rank in the profile; objects: profile/truth; cmp: comparisons; "
+          "true theta: fraction of identical pairs)")
+
+
+def main(argv):
+    if argv[1:] in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        return 0
+    if len(argv) != 3:
+        print("usage: check_profile.py PROFILE.json TRUTH.json  (--help explains the checks)", file=sys.stderr)
+        return 2
+    try:
+        sites = read_truth(argv[2])
+        contexts = read_profile(argv[1])
+    except InputError as error:
+        print(f"check_profile: {error}", file=sys.stderr)
+        return 2
+
+    rows, notes, failures = check(contexts, sites)
+    print_table(rows)
+    for note in notes:
+        print(f"note: {note}")
+    if failures:
+        for failure in failures:
+            print(f"FAIL {failure}")
+        print(f"check_profile: {len(failures)} failure(s)")
+        return 1
+    print(f"check_profile: all checks passed ({len(sites)} sites, {len(contexts)} contexts)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,364 @@
+// libojxpreload.so: finds replica objects in an unmodified native program.
+//
+//   OJX_OPTIONS=file=replicas.json,rate=200 LD_PRELOAD=/path/to/libojxpreload.so ./program
+//
+// It interposes the allocator (malloc, calloc, realloc, free, the aligned variants, operator new and delete) to
+// track objects at or above the size threshold with their allocation context (the call stack, unwound with the
+// DWARF unwinder), attaches the hardware backend to every thread (pthread_create is interposed so that threads
+// started later are profiled too), and writes the JSON profile and a summary at exit.
+//
+// A profiler must never take the program down: bad options print a message and the program runs unprofiled;
+// hooks re-entered from inside the agent (the profiler allocating, the unwinder, the symbolizer) go straight to
+// the C library.
+#include "ojx/hardware/agent_options.hpp"
+#include "ojx/hardware/profiling_session.hpp"
+#include "ojx/hardware/symbolizer.hpp"
+#include "ojx/report.hpp"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <unwind.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <new>
+#include <sstream>
+
+extern "C" {
+void* __libc_malloc(std::size_t size);
+void* __libc_calloc(std::size_t count, std::size_t size);
+void* __libc_realloc(void* old, std::size_t size);
+void* __libc_memalign(std::size_t alignment, std::size_t size);
+void __libc_free(void* pointer);
+}
+
+namespace {
+
+using namespace ojx;
+using namespace ojx::hardware;
+
+// The allocation "type" of a native object is the allocator that made it.
+enum allocator : type_id { by_malloc, by_calloc, by_realloc, by_aligned_alloc, by_new, by_new_array };
+constexpr const char* allocator_names[] = {"malloc", "calloc", "realloc", "aligned alloc", "new", "new[]"};
+
+struct agent {
+    profiling_session session;
+    agent_settings settings;
+    std::string file;
+    pthread_key_t thread_key{};
+    std::uint64_t own_code_begin = 0; // this library's code: its frames are left out of allocation contexts
+    std::uint64_t own_code_end = 0;
+};
+
+agent* the_agent = nullptr;
+std::atomic<bool> active{false};
+alignas(agent) unsigned char agent_storage[sizeof(agent)]; // never destroyed: threads may outlive exit()
+
+// Set while this thread runs agent code that may allocate; its allocations go straight to the C library.
+[[gnu::tls_model("initial-exec")]] thread_local bool in_agent = false;
+
+struct agent_scope {
+    agent_scope() noexcept { in_agent = true; }
+    ~agent_scope() { in_agent = false; }
+};
+
+constexpr std::size_t max_frames = profiling_session::max_frames;
+
+struct unwind_state {
+    std::uint64_t* frames;
+    std::size_t count;
+};
+
+_Unwind_Reason_Code collect_frame(_Unwind_Context* context, void* raw) {
+    auto& state = *static_cast<unwind_state*>(raw);
+    const auto ip = static_cast<std::uint64_t>(_Unwind_GetIP(context));
+    if (ip == 0) return _URC_END_OF_STACK;
+    if (ip >= the_agent->own_code_begin && ip < the_agent->own_code_end) return _URC_NO_REASON;
+    state.frames[state.count++] = ip - 1; // a return address: step back into the call instruction
+    return state.count == max_frames ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
+void track(void* pointer, std::size_t size, allocator kind) {
+    if (pointer == nullptr || in_agent || !active.load(std::memory_order_acquire)) return;
+    if (size < the_agent->settings.session.profiler.min_object_size) return;
+    const agent_scope scope;
+    std::uint64_t frames[max_frames];
+    unwind_state state{frames, 0};
+    _Unwind_Backtrace(collect_frame, &state);
+    the_agent->session.on_allocation(reinterpret_cast<address>(pointer), size,
+                                     std::span<const std::uint64_t>(frames, state.count), kind);
+}
+
+void untrack(void* pointer) {
+    if (pointer == nullptr || in_agent || !active.load(std::memory_order_acquire)) return;
+    if (malloc_usable_size(pointer) < the_agent->settings.session.profiler.min_object_size) return;
+    const agent_scope scope;
+    the_agent->session.on_free(reinterpret_cast<address>(pointer));
+}
+
+void attach_this_thread() {
+    const agent_scope scope;
+    if (auto error = the_agent->session.attach_current_thread()) {
+        std::fprintf(stderr, "ojx: thread %d runs unprofiled: %s\n", static_cast<int>(current_tid()), error->c_str());
+        return;
+    }
+    pthread_setspecific(the_agent->thread_key, the_agent); // its destructor detaches the thread at exit
+}
+
+void detach_thread(void*) {
+    const agent_scope scope;
+    if (active.load(std::memory_order_acquire)) the_agent->session.detach_current_thread();
+}
+
+struct thread_start {
+    void* (*routine)(void*);
+    void* argument;
+};
+
+void* start_profiled_thread(void* raw) {
+    const thread_start start = *static_cast<thread_start*>(raw);
+    __libc_free(raw);
+    if (active.load(std::memory_order_acquire)) attach_this_thread();
+    return start.routine(start.argument);
+}
+
+std::string start_time() {
+    char text[32];
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &local);
+    return text;
+}
+
+void find_own_code() {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&find_own_code), &info) == 0) return;
+    struct search {
+        const void* base;
+        std::uint64_t begin, end;
+    } s{info.dli_fbase, 0, 0};
+    dl_iterate_phdr(
+        [](dl_phdr_info* module, std::size_t, void* raw) {
+            auto& found = *static_cast<search*>(raw);
+            for (int i = 0; i < module->dlpi_phnum; ++i) {
+                const ElfW(Phdr)& header = module->dlpi_phdr[i];
+                const std::uint64_t begin = module->dlpi_addr + header.p_vaddr;
+                if (header.p_type != PT_LOAD || (header.p_flags & PF_X) == 0) continue;
+                if (reinterpret_cast<std::uint64_t>(found.base) > begin + header.p_memsz) continue;
+                if (begin <= reinterpret_cast<std::uint64_t>(&find_own_code) &&
+                    reinterpret_cast<std::uint64_t>(&find_own_code) < begin + header.p_memsz) {
+                    found.begin = begin;
+                    found.end = begin + header.p_memsz;
+                    return 1;
+                }
+            }
+            return 0;
+        },
+        &s);
+    the_agent->own_code_begin = s.begin;
+    the_agent->own_code_end = s.end;
+}
+
+[[gnu::constructor]] void start_agent() {
+    const agent_scope scope;
+    const char* text = std::getenv("OJX_OPTIONS");
+    std::vector<option_spec> specs = common_agent_options();
+    options_result parsed = parse_options(text ? text : "", specs);
+    if (!parsed.ok()) {
+        std::fprintf(stderr, "ojx: OJX_OPTIONS: %s\nojx: not profiling (OJX_OPTIONS=help lists the options)\n",
+                     parsed.error.c_str());
+        return;
+    }
+    the_agent = new (agent_storage) agent();
+    if (auto error = to_agent_settings(parsed.values, the_agent->settings)) {
+        std::fprintf(stderr, "ojx: OJX_OPTIONS: %s\nojx: not profiling\n", error->c_str());
+        return;
+    }
+    if (the_agent->settings.help) {
+        std::fprintf(stderr, "ojx native agent options (OJX_OPTIONS=name=value,...):\n%s",
+                     help_text(specs).c_str());
+        return;
+    }
+    the_agent->file = expand_file_name(the_agent->settings.file_pattern, static_cast<std::uint64_t>(getpid()),
+                                       start_time());
+    find_own_code();
+    if (auto error = the_agent->session.start(the_agent->settings.session)) {
+        std::fprintf(stderr, "ojx: cannot profile: %s\n", error->c_str());
+        return;
+    }
+    pthread_key_create(&the_agent->thread_key, detach_thread);
+    pthread_atfork(nullptr, nullptr, [] { active.store(false); }); // the child is not profiled
+    const hardware_backend& backend = the_agent->session.backend();
+    std::fprintf(stderr, "ojx: profiling pid %d; sampler: %s; watchpoints: %s; profile: %s\n",
+                 static_cast<int>(getpid()), backend.sampler_description().c_str(),
+                 backend.watchpoint_description().c_str(), the_agent->file.c_str());
+    active.store(true, std::memory_order_release);
+    attach_this_thread();
+}
+
+[[gnu::destructor]] void stop_agent() {
+    if (!active.exchange(false)) return;
+    const agent_scope scope;
+    agent& a = *the_agent;
+    a.session.stop();
+    const hardware_backend& backend = a.session.backend();
+    symbolizer symbols;
+    report_naming naming;
+    naming.frame = [&](std::uint64_t pc) { return symbols.frame_name(pc, false); };
+    naming.type = [](type_id type) {
+        return std::string(type < std::size(allocator_names) ? allocator_names[type] : "native");
+    };
+    run_facts facts{"native (libojxpreload)", backend.sampler_description(), backend.watchpoint_description(),
+                    "reservoir", "reservoir"};
+    a.session.with_profiler([&](profiling_session::profiler_type& profiler) {
+        const replica_report report = profiler.report();
+        std::ofstream out(a.file);
+        write_json(out, report, profiler.contexts(), naming, facts);
+        out.close();
+        if (!out) std::fprintf(stderr, "ojx: could not write the profile to %s\n", a.file.c_str());
+        if (!a.settings.quiet) {
+            std::ostringstream text;
+            write_text(text, report, profiler.contexts(), naming, facts, 5);
+            std::fprintf(stderr, "%s", text.str().c_str());
+            const backend_counters& c = backend.counters();
+            std::fprintf(stderr,
+                         "ojx: %llu samples (%llu dropped while the profiler was busy), %llu traps; profile "
+                         "written to %s\n",
+                         static_cast<unsigned long long>(c.samples.load()),
+                         static_cast<unsigned long long>(a.session.samples_dropped_busy()),
+                         static_cast<unsigned long long>(c.traps.load()), a.file.c_str());
+        }
+    });
+}
+
+} // namespace
+
+// ---- The interposed allocator. Each forwards to the C library, then tells the profiler. ----
+
+extern "C" {
+
+void* malloc(std::size_t size) {
+    void* pointer = __libc_malloc(size);
+    track(pointer, size, by_malloc);
+    return pointer;
+}
+
+void* calloc(std::size_t count, std::size_t size) {
+    void* pointer = __libc_calloc(count, size);
+    if (pointer != nullptr) track(pointer, count * size, by_calloc); // no overflow: calloc succeeded
+    return pointer;
+}
+
+void* realloc(void* old, std::size_t size) {
+    untrack(old);
+    void* pointer = __libc_realloc(old, size);
+    if (size != 0) track(pointer, size, by_realloc);
+    return pointer;
+}
+
+void free(void* pointer) {
+    untrack(pointer);
+    __libc_free(pointer);
+}
+
+void* memalign(std::size_t alignment, std::size_t size) {
+    void* pointer = __libc_memalign(alignment, size);
+    track(pointer, size, by_aligned_alloc);
+    return pointer;
+}
+
+void* aligned_alloc(std::size_t alignment, std::size_t size) { return memalign(alignment, size); }
+
+int posix_memalign(void** result, std::size_t alignment, std::size_t size) {
+    if (alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0) return EINVAL;
+    void* pointer = __libc_memalign(alignment, size);
+    if (pointer == nullptr) return ENOMEM;
+    track(pointer, size, by_aligned_alloc);
+    *result = pointer;
+    return 0;
+}
+
+void* valloc(std::size_t size) { return memalign(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), size); }
+
+int pthread_create(pthread_t* thread, const pthread_attr_t* attributes, void* (*routine)(void*), void* argument) {
+    using create_function = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+    static const auto real_create = reinterpret_cast<create_function>(dlsym(RTLD_NEXT, "pthread_create"));
+    if (real_create == nullptr) return EAGAIN;
+    if (!active.load(std::memory_order_acquire)) return real_create(thread, attributes, routine, argument);
+    auto* start = static_cast<thread_start*>(__libc_malloc(sizeof(thread_start)));
+    if (start == nullptr) return EAGAIN;
+    *start = thread_start{routine, argument};
+    const int result = real_create(thread, attributes, start_profiled_thread, start);
+    if (result != 0) __libc_free(start);
+    return result;
+}
+
+} // extern "C"
+
+// operator new and delete: libstdc++'s call malloc, but a program may link a static libstdc++ or replace them;
+// defining them here makes `new` objects carry their own allocator type either way.
+namespace {
+void* new_or_throw(std::size_t size, allocator kind) {
+    for (;;) {
+        if (void* pointer = __libc_malloc(size == 0 ? 1 : size)) {
+            track(pointer, size, kind);
+            return pointer;
+        }
+        std::new_handler handler = std::get_new_handler();
+        if (handler == nullptr) throw std::bad_alloc();
+        handler();
+    }
+}
+void* aligned_new_or_throw(std::size_t size, std::align_val_t alignment, allocator kind) {
+    for (;;) {
+        if (void* pointer = __libc_memalign(static_cast<std::size_t>(alignment), size == 0 ? 1 : size)) {
+            track(pointer, size, kind);
+            return pointer;
+        }
+        std::new_handler handler = std::get_new_handler();
+        if (handler == nullptr) throw std::bad_alloc();
+        handler();
+    }
+}
+void release(void* pointer) noexcept { free(pointer); }
+} // namespace
+
+void* operator new(std::size_t size) { return new_or_throw(size, by_new); }
+void* operator new[](std::size_t size) { return new_or_throw(size, by_new_array); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+    try {
+        return new_or_throw(size, by_new);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+    try {
+        return new_or_throw(size, by_new_array);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void* operator new(std::size_t size, std::align_val_t alignment) {
+    return aligned_new_or_throw(size, alignment, by_new);
+}
+void* operator new[](std::size_t size, std::align_val_t alignment) {
+    return aligned_new_or_throw(size, alignment, by_new_array);
+}
+void operator delete(void* pointer) noexcept { release(pointer); }
+void operator delete[](void* pointer) noexcept { release(pointer); }
+void operator delete(void* pointer, std::size_t) noexcept { release(pointer); }
+void operator delete[](void* pointer, std::size_t) noexcept { release(pointer); }
+void operator delete(void* pointer, std::align_val_t) noexcept { release(pointer); }
+void operator delete[](void* pointer, std::align_val_t) noexcept { release(pointer); }
+void operator delete(void* pointer, std::size_t, std::align_val_t) noexcept { release(pointer); }
+void operator delete[](void* pointer, std::size_t, std::align_val_t) noexcept { release(pointer); }
+void operator delete(void* pointer, const std::nothrow_t&) noexcept { release(pointer); }
+void operator delete[](void* pointer, const std::nothrow_t&) noexcept { release(pointer); }

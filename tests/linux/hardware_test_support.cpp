@@ -1,0 +1,26 @@
+#include "hardware_test_support.hpp"
+
+#include <time.h>
+
+namespace ojx::hardware::testing {
+
+double thread_cpu_seconds() {
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+std::uint64_t read_loop(const volatile std::uint64_t* words, std::size_t count, double cpu_seconds) {
+    const double until = thread_cpu_seconds() + cpu_seconds;
+    std::uint64_t sum = 0;
+    // The CPU clock is a system call, and a sampling interrupt that strikes during one is delivered as the call
+    // returns: the next access is then a stack read after it. Look at the clock rarely (every ~2 ms) so such
+    // samples stay far below the tests' 1 % tolerance.
+    while (thread_cpu_seconds() < until) {
+        for (int pass = 0; pass < 512; ++pass)
+            for (std::size_t i = 0; i < count; ++i) sum += words[i];
+    }
+    return sum;
+}
+
+} // namespace ojx::hardware::testing

@@ -1,0 +1,52 @@
+// Shared by the hardware backend's tests: a delivery target that stores samples and traps in preallocated
+// arrays from signal handlers, and loops that read memory in ways the tests can predict.
+#pragma once
+
+#include "ojx/hardware/hardware_backend.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace ojx::hardware::testing {
+
+// Signal-safe recorder: each handler claims an index with one atomic increment; nothing allocates.
+struct recorder {
+    static constexpr std::size_t capacity = 1 << 16;
+    std::array<access_sample, capacity> samples{};
+    std::array<watchpoint_trap, capacity> traps{};
+    std::atomic<std::size_t> sample_count{0};
+    std::atomic<std::size_t> trap_count{0};
+
+    static void on_sample(void* self, const access_sample& sample, const ucontext_t&) noexcept {
+        auto& r = *static_cast<recorder*>(self);
+        const std::size_t at = r.sample_count.fetch_add(1, std::memory_order_relaxed);
+        if (at < capacity) r.samples[at] = sample;
+    }
+    static void on_trap(void* self, const watchpoint_trap& trap, const ucontext_t&) noexcept {
+        auto& r = *static_cast<recorder*>(self);
+        const std::size_t at = r.trap_count.fetch_add(1, std::memory_order_relaxed);
+        if (at < capacity) r.traps[at] = trap;
+    }
+    backend_delivery delivery() noexcept { return backend_delivery{this, on_sample, on_trap}; }
+
+    std::vector<access_sample> recorded_samples() const {
+        const std::size_t n = std::min(sample_count.load(), capacity);
+        return {samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(n)};
+    }
+    std::vector<watchpoint_trap> recorded_traps() const {
+        const std::size_t n = std::min(trap_count.load(), capacity);
+        return {traps.begin(), traps.begin() + static_cast<std::ptrdiff_t>(n)};
+    }
+};
+
+// CPU seconds this thread has used (the samplers count CPU time, not wall time).
+double thread_cpu_seconds();
+
+// Sums the words of `words` in a loop until the thread has used `cpu_seconds` of CPU time. The loads are
+// volatile so every iteration really reads memory.
+std::uint64_t read_loop(const volatile std::uint64_t* words, std::size_t count, double cpu_seconds);
+
+} // namespace ojx::hardware::testing

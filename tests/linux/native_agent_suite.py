@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""End-to-end: libojxpreload.so profiles the bundled native_replicas program, several seeds, and every profile is
+checked against the program's ground truth with examples/native_replicas/check_profile.py.
+
+Tolerances (statistical claims are checked over all runs, not one lucky seed):
+  - ranking: in every run, each planted site ranks above every control (the product's promise);
+  - bounds: the true largest-group ratio lies in [omega, gamma] for at least 80 % of (run, planted site) pairs
+    (the estimator aims at 95 %; a 4-second run gives a few dozen comparisons per site);
+  - controls: no control is called replicated (omega >= 0.1) in any run;
+  - robustness: the program exits normally with the agent, as without it.
+
+usage: native_agent_suite.py AGENT.so PROGRAM WORKDIR [RUNS] [SECONDS]
+"""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "native_replicas"))
+import check_profile  # noqa: E402
+
+
+def run(agent, program, workdir, seed, seconds, profiled):
+    kind = "profiled" if profiled else "plain"
+    truth = os.path.join(workdir, f"truth-{kind}-{seed}.json")
+    profile = os.path.join(workdir, f"profile-{seed}.json")
+    env = dict(os.environ)
+    if profiled:
+        env["LD_PRELOAD"] = agent
+        env["OJX_OPTIONS"] = f"file={profile},seed={seed},quiet"
+    result = subprocess.run([program, "--seconds", str(seconds), "--seed", str(seed), "--truth", truth],
+                            env=env, capture_output=True, text=True, timeout=120)
+    return result, truth, profile
+
+
+def main(argv):
+    if len(argv) < 4:
+        print(__doc__)
+        return 2
+    agent, program, workdir = argv[1:4]
+    runs = int(argv[4]) if len(argv) > 4 else 5
+    seconds = float(argv[5]) if len(argv) > 5 else 4
+    os.makedirs(workdir, exist_ok=True)
+    problems = []
+    bounds_checked = bounds_held = 0
+    for seed in range(1, runs + 1):
+        result, truth, profile = run(agent, program, workdir, seed, seconds, profiled=True)
+        plain, _, _ = run(agent, program, workdir, seed, 0.5, profiled=False)
+        if result.returncode != 0:
+            problems.append(f"seed {seed}: the profiled program exited {result.returncode}: {result.stderr[-2000:]}")
+            continue
+        if plain.returncode != 0:
+            problems.append(f"seed {seed}: the program alone exited {plain.returncode}")
+        sites = check_profile.read_truth(truth)
+        contexts = check_profile.read_profile(profile)
+        rows, notes, failures = check_profile.check(contexts, sites)
+        print(f"--- seed {seed}")
+        check_profile.print_table(rows)
+        for failure in failures:
+            print("  " + failure)
+        for failure in failures:
+            if failure.startswith("(b)"):
+                continue
+            problems.append(f"seed {seed}: {failure}")
+        for site, context, _ in rows:
+            if site["role"] == "planted" and context is not None and context["reported"]:
+                bounds_checked += 1
+                bounds_held += context["omega"] - check_profile.SLACK <= site["ratio"] <= context["gamma"] + \
+                    check_profile.SLACK
+    coverage = bounds_held / bounds_checked if bounds_checked else 0
+    print(f"bounds held for {bounds_held} of {bounds_checked} (run, planted site) pairs: {coverage:.1%} (need 80 %)")
+    if coverage < 0.8:
+        problems.append(f"bounds coverage {coverage:.1%} < 80 %")
+    for problem in problems:
+        print("FAIL: " + problem)
+    print("native agent suite: " + ("passed" if not problems else f"{len(problems)} problem(s)"))
+    return 0 if not problems else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
