@@ -87,6 +87,15 @@ bool breakpoint_cover(std::uint64_t where, std::uint8_t width, std::uint64_t& ba
     return where + width <= base + 8;
 }
 
+// Signal-safe: the (up to 15) code bytes at `pc`; an instruction may end just before an unmapped page, so a
+// failed full read is retried with what is left of the page. Returns the number of bytes read (0: unreadable).
+std::size_t read_code(std::uint64_t pc, std::uint8_t (&code)[max_instruction_length]) noexcept {
+    if (read_memory(pc, code, sizeof(code))) return sizeof(code);
+    const std::size_t rest_of_page = 4096 - (pc & 4095);
+    if (rest_of_page < sizeof(code) && read_memory(pc, code, rest_of_page)) return rest_of_page;
+    return 0;
+}
+
 std::uint64_t random_period(thread_state& state, double mean) noexcept {
     // Uniform in [0.5, 1.5] × mean: a fixed period can lock onto a loop and sample one instruction forever.
     const double period = mean * (0.5 + state.rng.unit());
@@ -120,16 +129,12 @@ struct hardware_backend::internals {
     // Signal-safe. Decodes the instruction at the interrupted pc; true when it accessed memory (sample taken or
     // its address unreadable), false when stepping must go on.
     static bool try_sample_here(hardware_backend& backend, pid_t tid, ucontext_t& context) noexcept {
-        std::uint8_t code[15];
+        std::uint8_t code[max_instruction_length];
         const std::uint64_t pc = pc_of(context);
-        std::size_t available = sizeof(code);
-        // The instruction may end just before an unmapped page: retry with what is left of this page.
-        if (!read_memory(pc, code, available)) {
-            available = 4096 - (pc & 4095);
-            if (available >= sizeof(code) || !read_memory(pc, code, available)) {
-                backend.counters_.unreadable.fetch_add(1, std::memory_order_relaxed);
-                return true;
-            }
+        const std::size_t available = read_code(pc, code);
+        if (available == 0) {
+            backend.counters_.unreadable.fetch_add(1, std::memory_order_relaxed);
+            return true;
         }
         register_file registers = from_ucontext(context);
         const decoded_instruction decoded = decode_access(code, available, registers);
@@ -197,12 +202,12 @@ struct hardware_backend::internals {
                     std::uint64_t addr;
                 } body{};
                 copy_out(tail + sizeof(record), &body, sizeof(body));
-                std::uint8_t code[15];
+                std::uint8_t code[max_instruction_length];
                 decoded_instruction decoded{};
-                if (read_memory(body.ip, code, sizeof(code))) {
+                if (const std::size_t available = read_code(body.ip, code); available > 0) {
                     register_file registers = from_ucontext(context);
                     registers.rip = body.ip;
-                    decoded = decode_access(code, sizeof(code), registers);
+                    decoded = decode_access(code, available, registers);
                 }
                 // The event gives the address; the instruction gives the width (8 if it cannot be decoded).
                 decoded.effective_address = body.addr;

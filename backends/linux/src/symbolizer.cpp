@@ -1,0 +1,185 @@
+// Native frame names with elfutils' libdwfl: the module from /proc/self/maps, the function from the symbol table
+// (demangled), the source line from DWARF. See the header for the format and the caveats.
+#include "ojx/hardware/symbolizer.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <link.h>
+#include <string_view>
+#include <unistd.h>
+
+namespace ojx::hardware {
+
+namespace {
+
+// Callbacks for a live process: modules are the files named in /proc/PID/maps; debug information is found the
+// standard way. Must outlive every Dwfl that uses it.
+const Dwfl_Callbacks process_callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = nullptr,
+    .debuginfo_path = nullptr,
+};
+
+// How many times the dynamic loader has loaded or unloaded an object (glibc's dlpi_adds + dlpi_subs): a cheap
+// test of whether the module list can have changed.
+std::uint64_t loader_changes() {
+    std::uint64_t changes = 0;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, std::size_t, void* out) {
+            *static_cast<std::uint64_t*>(out) = info->dlpi_adds + info->dlpi_subs;
+            return 1; // the counters are the same in every entry; one is enough
+        },
+        &changes);
+    return changes;
+}
+
+// The module whose address range holds `address`. dwfl_addrmodule alone is not enough: in elfutils 0.188 it
+// answers the highest module for any address above that module's end (a library dlopen'ed above it, or a
+// nonsense address such as 0xffff800000001234).
+Dwfl_Module* module_at(Dwfl* dwfl, Dwarf_Addr address) {
+    Dwfl_Module* module = dwfl_addrmodule(dwfl, address);
+    Dwarf_Addr start = 0;
+    Dwarf_Addr end = 0;
+    if (module == nullptr ||
+        dwfl_module_info(module, nullptr, &start, &end, nullptr, nullptr, nullptr, nullptr) == nullptr)
+        return nullptr;
+    return start <= address && address < end ? module : nullptr;
+}
+
+std::string hex(std::uint64_t value) {
+    char text[2 + 16 + 1];
+    std::snprintf(text, sizeof text, "0x%" PRIx64, value);
+    return text;
+}
+
+std::string base_name(std::string_view path) {
+    const std::size_t slash = path.rfind('/');
+    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string demangled(const char* symbol) {
+    if (symbol[0] == '_' && symbol[1] == 'Z') {
+        int status = 0;
+        char* name = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
+        if (status == 0 && name != nullptr) {
+            std::string result(name);
+            std::free(name);
+            return result;
+        }
+        std::free(name);
+    }
+    return symbol;
+}
+
+// `file.cpp:line` of the address, in the function the symbol table names: when the address is in code inlined
+// into that function, the line of the outermost inlined call, not a line of the inlined callee's (possibly
+// header) source. Empty without line information.
+std::string source_line(Dwfl_Module* module, Dwarf_Addr address) {
+    const char* file = nullptr;
+    int line = 0;
+    if (Dwfl_Line* info = dwfl_module_getsrc(module, address))
+        file = dwfl_lineinfo(info, nullptr, &line, nullptr, nullptr, nullptr);
+
+    Dwarf_Addr bias = 0;
+    if (Dwarf_Die* unit = dwfl_module_addrdie(module, address, &bias)) {
+        Dwarf_Die* scopes = nullptr;
+        const int count = dwarf_getscopes(unit, address - bias, &scopes); // innermost first
+        Dwarf_Die* outermost_inline = nullptr;
+        for (int i = 0; i < count; ++i) {
+            const int tag = dwarf_tag(&scopes[i]);
+            if (tag == DW_TAG_subprogram) break;
+            if (tag == DW_TAG_inlined_subroutine) outermost_inline = &scopes[i];
+        }
+        Dwarf_Attribute attribute;
+        Dwarf_Word file_index = 0;
+        Dwarf_Word call_line = 0;
+        Dwarf_Files* files = nullptr;
+        std::size_t file_count = 0;
+        if (outermost_inline != nullptr &&
+            dwarf_formudata(dwarf_attr(outermost_inline, DW_AT_call_file, &attribute), &file_index) == 0 &&
+            dwarf_formudata(dwarf_attr(outermost_inline, DW_AT_call_line, &attribute), &call_line) == 0 &&
+            call_line > 0 && dwarf_getsrcfiles(unit, &files, &file_count) == 0 && file_index < file_count) {
+            if (const char* call_file = dwarf_filesrc(files, file_index, nullptr, nullptr)) {
+                file = call_file;
+                line = static_cast<int>(call_line);
+            }
+        }
+        std::free(scopes);
+    }
+    if (file == nullptr || line <= 0) return {};
+    return base_name(file) + ":" + std::to_string(line);
+}
+
+} // namespace
+
+void symbolizer::dwfl_deleter::operator()(Dwfl* dwfl) const noexcept { dwfl_end(dwfl); }
+
+symbolizer::symbolizer() noexcept = default;
+symbolizer::~symbolizer() = default;
+
+void symbolizer::read_module_list() {
+    if (!dwfl_) {
+        dwfl_.reset(dwfl_begin(&process_callbacks));
+        if (!dwfl_) {
+            dwfl_failed_ = true; // every name will be a bare address
+            return;
+        }
+    }
+    ++stats_.module_list_reads;
+    loader_changes_seen_ = loader_changes();
+    // Modules reported again keep what libdwfl has already loaded for them; modules not reported are dropped.
+    dwfl_report_begin(dwfl_.get());
+    dwfl_linux_proc_report(dwfl_.get(), getpid()); // on failure, the modules reported before it stay usable
+    dwfl_report_end(dwfl_.get(), nullptr, nullptr);
+}
+
+std::string symbolizer::frame_name(std::uint64_t pc, bool is_return_address) {
+    ++stats_.lookups;
+    auto& cache = cache_[is_return_address ? 1 : 0];
+    if (const auto found = cache.find(pc); found != cache.end()) {
+        ++stats_.cache_hits;
+        return found->second;
+    }
+    std::string name = resolve(pc, is_return_address);
+    cache.emplace(pc, name);
+    return name;
+}
+
+std::string symbolizer::resolve(std::uint64_t pc, bool is_return_address) {
+    if (!dwfl_ && !dwfl_failed_) read_module_list();
+    if (!dwfl_) return hex(pc);
+    // The call instruction ends just before its return address; any byte of it names the call's line.
+    const Dwarf_Addr address = is_return_address && pc != 0 ? pc - 1 : pc;
+    Dwfl_Module* module = module_at(dwfl_.get(), address);
+    if (module == nullptr && loader_changes() != loader_changes_seen_) { // e.g. a library dlopen'ed since
+        read_module_list();
+        module = module_at(dwfl_.get(), address);
+    }
+    if (module == nullptr) return hex(pc);
+
+    const char* module_path = dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+    const std::string module_name = base_name(module_path != nullptr ? module_path : "");
+    GElf_Off offset = 0;
+    GElf_Sym symbol;
+    const char* symbol_name = dwfl_module_addrinfo(module, address, &offset, &symbol, nullptr, nullptr, nullptr);
+    const std::string line = source_line(module, address);
+    if (symbol_name == nullptr || symbol_name[0] == '\0')
+        return hex(pc) + " (" + (line.empty() ? module_name : line) + ")";
+
+    std::string name = demangled(symbol_name);
+    if (!line.empty()) return name + " (" + line + ")";
+    const std::uint64_t shown_offset = offset + (pc - address);
+    if (shown_offset != 0) {
+        name += '+';
+        name += hex(shown_offset);
+    }
+    return name + " (" + module_name + ")";
+}
+
+} // namespace ojx::hardware
