@@ -292,19 +292,25 @@ struct hardware_backend::internals {
         (void)signal;
     }
 
+    // A single-step trap: TRAP_TRACE after an ordinary instruction; after stepping over a `syscall` the kernel
+    // reports the step as TRAP_BRKPT instead (x86's user_single_step_report). int3 and raise() give other codes.
+    static bool is_step(const siginfo_t& info) noexcept {
+        return info.si_code == TRAP_TRACE || info.si_code == TRAP_BRKPT;
+    }
+
     // SIGTRAP: ours when this thread is stepping; otherwise the program's (or a debugger's).
     static void on_step_signal(int signal, siginfo_t* info, void* raw_context) noexcept {
         const errno_guard keep_errno;
         auto& context = *static_cast<ucontext_t*>(raw_context);
         hardware_backend* backend = active.load(std::memory_order_acquire);
         thread_state* state = backend ? threads.find(current_tid()) : nullptr;
-        if (state != nullptr && state->stepping && info->si_code == TRAP_TRACE) {
+        if (state != nullptr && state->stepping && is_step(*info)) {
             step(*backend, *state, current_tid(), context);
             return;
         }
         // A step trap nobody else handles: a thread we stopped stepping mid-way (it detached or we stopped).
         // By default it would kill the program; clear the flag instead.
-        if (info->si_code == TRAP_TRACE && (flags_of(context) & trap_flag) != 0 && step_signal.displaced_default()) {
+        if (is_step(*info) && (flags_of(context) & trap_flag) != 0 && step_signal.displaced_default()) {
             flags_of(context) &= ~trap_flag;
             return;
         }
