@@ -3,6 +3,7 @@
 checked against the program's ground truth with examples/native_replicas/check_profile.py.
 
 Tolerances (statistical claims are checked over all runs, not one lucky seed):
+  - runs sample at 500/s per thread (more comparisons per second; the rate does not change what is estimated);
   - ranking: in every run, each planted site ranks above every control (the product's promise);
   - bounds: the true largest-group ratio lies in [omega, gamma] for at least 80 % of (run, planted site) pairs
     (the estimator aims at 95 %; a 4-second run gives a few dozen comparisons per site);
@@ -26,7 +27,7 @@ def run(agent, program, workdir, seed, seconds, profiled):
     env = dict(os.environ)
     if profiled:
         env["LD_PRELOAD"] = agent
-        env["OJX_OPTIONS"] = f"file={profile},seed={seed},quiet"
+        env["OJX_OPTIONS"] = f"file={profile},seed={seed},rate=500,quiet"
     result = subprocess.run([program, "--seconds", str(seconds), "--seed", str(seed), "--truth", truth],
                             env=env, capture_output=True, text=True, timeout=120)
     return result, truth, profile
@@ -66,6 +67,15 @@ def main(argv):
                 bounds_checked += 1
                 bounds_held += context["omega"] - check_profile.SLACK <= site["ratio"] <= context["gamma"] + \
                     check_profile.SLACK
+    # Bad options: a message that names the problem, and the program runs unprofiled to a normal exit.
+    for options, expected in [("bogus=1", "bogus"), ("rate=fast", "rate"), ("sampler=magic", "precise"),
+                              ("rate=0", "rate"), ("help", "threshold")]:
+        env = dict(os.environ, LD_PRELOAD=agent, OJX_OPTIONS=options)
+        result = subprocess.run([program, "--seconds", "0.2"], env=env, capture_output=True, text=True, timeout=60)
+        print(f"OJX_OPTIONS={options}: exit {result.returncode}; agent says: "
+              f"{' / '.join(line for line in result.stderr.splitlines() if line.startswith('ojx'))[:300]}")
+        if result.returncode != 0 or expected not in result.stderr:
+            problems.append(f"OJX_OPTIONS={options}: exit {result.returncode}, stderr lacks '{expected}'")
     coverage = bounds_held / bounds_checked if bounds_checked else 0
     print(f"bounds held for {bounds_held} of {bounds_checked} (run, planted site) pairs: {coverage:.1%} (need 80 %)")
     if coverage < 0.8:

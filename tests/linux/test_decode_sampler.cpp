@@ -107,8 +107,9 @@ TEST_CASE("decode sampler: samples from one thread are real accesses to the buff
                         static_cast<unsigned long long>(backend.counters().steps.load()),
                         static_cast<unsigned long long>(backend.counters().gave_up.load()));
             int failures = 0;
-            // 1000/s for 1 CPU second; CPU-time timers tick at the kernel's HZ (250 here), so at most ~250/s.
-            failures += c.samples < (kind == sampler_kind::decode_timer ? 100u : 300u);
+            // 1000/s for 1 CPU second; CPU-time timers expire on the kernel's tick (HZ 250 here), so at most
+            // ~250/s, and fewer when the thread shares its core (measured 90-250).
+            failures += c.samples < (kind == sampler_kind::decode_timer ? 50u : 300u);
             failures += c.inside * 100 < c.samples * 99;       // ≥ 99 % inside
             failures += c.value_matches * 100 < c.samples * 99; // ≥ 99 % with the value memory holds
             return failures;
@@ -227,6 +228,66 @@ TEST_CASE("a forced sampler the machine lacks is a clear error") {
             failures += !error || error->find("precise") == std::string::npos;
         }
         delete rec;
+        return failures;
+    });
+}
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+namespace {
+// What a container's seccomp profile does: perf_event_open fails with EACCES.
+bool forbid_perf_events() {
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<std::uint32_t>(offsetof(seccomp_data, nr))),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_perf_event_open, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog program{static_cast<unsigned short>(std::size(filter)), filter};
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+}
+} // namespace
+
+TEST_CASE("where perf_event is forbidden: the CPU-time timer samples, watchpoints are off, and both say why") {
+    in_child_process([] {
+        if (!forbid_perf_events()) {
+            std::printf("could not install the seccomp filter\n");
+            return 1;
+        }
+        auto rec = std::make_unique<recorder>();
+        hardware_backend backend;
+        backend_options options = options_for(sampler_kind::automatic);
+        options.watchpoint_slots = 4;
+        if (auto error = backend.start(options, rec->delivery())) {
+            std::printf("start failed: %s\n", error->c_str());
+            return 1;
+        }
+        std::printf("sampler: %s\nwatchpoints: %s\n", backend.sampler_description().c_str(),
+                    backend.watchpoint_description().c_str());
+        int failures = 0;
+        failures += backend.chosen_sampler() != sampler_kind::decode_timer;
+        failures += backend.sampler_description().find("perf_event_open fails") == std::string::npos;
+        failures += backend.slot_count() != 0;
+        failures += backend.watchpoint_description().find("sampling only") == std::string::npos;
+        failures += !backend.arm(0, 4096, 8) ? 0 : 1; // no slot to arm
+        if (backend.attach_current_thread()) return failures + 1;
+        const auto words = random_buffer(11);
+        read_loop(words.get(), buffer_words, 1.0);
+        backend.detach_current_thread();
+        backend.stop();
+        const check c = classify(rec->recorded_samples(), words.get(), 0);
+        std::printf("%zu samples, %zu inside\n", c.samples, c.inside);
+        failures += c.samples < 50; // see the timer's note above
+        failures += c.inside * 100 < c.samples * 99;
+        // A forced perf-based sampler is an error that says why and what works instead.
+        hardware_backend forced;
+        const auto error = forced.start(options_for(sampler_kind::decode), rec->delivery());
+        std::printf("sampler=decode: %s\n", error ? error->c_str() : "(no error!)");
+        failures += !error || error->find("sampler=timer") == std::string::npos;
         return failures;
     });
 }

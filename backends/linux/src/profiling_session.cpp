@@ -14,7 +14,8 @@ void profiler_lock::lock() noexcept {
 
 std::optional<std::string> profiling_session::start(const session_options& options) {
     if (profiler_) return std::string("the session is already started");
-    if (auto error = backend_.start(options.backend, backend_delivery{this, deliver_sample, deliver_trap}))
+    if (auto error = backend_.start(options.backend, backend_delivery{this, deliver<access_sample, &profiler_type::on_sample>,
+                                                                      deliver<watchpoint_trap, &profiler_type::on_trap>}))
         return error;
     profiler_ = std::make_unique<profiler_type>(options.profiler, backend_, memory_);
     return std::nullopt;
@@ -66,30 +67,6 @@ context_id profiling_session::access_context(const ucontext_t& context) noexcept
     const std::size_t depth = hardware_backend::capture_stack(context, leaf_first, max_frames);
     std::reverse(leaf_first, leaf_first + depth);
     return profiler_->contexts().insert_path(std::span<const std::uint64_t>(leaf_first, depth));
-}
-
-void profiling_session::deliver_sample(void* self, const access_sample& sample, const ucontext_t& context) noexcept {
-    auto& session = *static_cast<profiling_session*>(self);
-    if (!session.lock_.try_lock()) {
-        session.samples_busy_.fetch_add(1, std::memory_order_relaxed);
-        return;
-    }
-    access_sample with_context = sample;
-    with_context.access_context = session.access_context(context);
-    session.profiler_->on_sample(with_context);
-    session.lock_.unlock();
-}
-
-void profiling_session::deliver_trap(void* self, const watchpoint_trap& trap, const ucontext_t& context) noexcept {
-    auto& session = *static_cast<profiling_session*>(self);
-    if (!session.lock_.try_lock()) {
-        session.traps_busy_.fetch_add(1, std::memory_order_relaxed);
-        return;
-    }
-    watchpoint_trap with_context = trap;
-    with_context.access_context = session.access_context(context);
-    session.profiler_->on_trap(with_context);
-    session.lock_.unlock();
 }
 
 } // namespace ojx::hardware

@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 
 namespace ojx::hardware {
 
@@ -87,9 +88,20 @@ private:
         ~guard() { lock_.unlock(); }
         profiler_lock& lock_;
     };
-    // Signal-safe: delivery callbacks from the backend.
-    static void deliver_sample(void* self, const access_sample& sample, const ucontext_t& context) noexcept;
-    static void deliver_trap(void* self, const watchpoint_trap& trap, const ucontext_t& context) noexcept;
+    // Signal-safe: the backend's delivery callbacks (for samples and for traps). Only tries the lock.
+    template <class Event, void (profiler_type::*handle)(const Event&) noexcept>
+    static void deliver(void* self, const Event& event, const ucontext_t& context) noexcept {
+        auto& session = *static_cast<profiling_session*>(self);
+        if (!session.lock_.try_lock()) {
+            (std::is_same_v<Event, access_sample> ? session.samples_busy_ : session.traps_busy_)
+                .fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+        Event with_context = event;
+        with_context.access_context = session.access_context(context);
+        (*session.profiler_.*handle)(with_context);
+        session.lock_.unlock();
+    }
     // Signal-safe, with the lock held: the access context of the interrupted code.
     context_id access_context(const ucontext_t& context) noexcept;
 
