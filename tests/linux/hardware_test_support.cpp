@@ -10,7 +10,7 @@ double thread_cpu_seconds() {
     return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
-std::uint64_t read_loop(const volatile std::uint64_t* words, std::size_t count, double cpu_seconds) {
+OJX_TEST_UNINSTRUMENTED std::uint64_t read_loop(const volatile std::uint64_t* words, std::size_t count, double cpu_seconds) {
     const double until = thread_cpu_seconds() + cpu_seconds;
     std::uint64_t sum = 0;
     // The CPU clock is a system call, and a sampling interrupt that strikes during one is delivered as the call

@@ -161,7 +161,7 @@ TEST_CASE("decode sampler: eight threads, each sample lands in the buffer of the
 
 namespace {
 // Four loads per iteration from four arrays: a sampler that serves the estimator must give each a fair share.
-[[gnu::noinline]] std::uint64_t four_loads(const volatile std::uint64_t* a, const volatile std::uint64_t* b,
+OJX_TEST_UNINSTRUMENTED std::uint64_t four_loads(const volatile std::uint64_t* a, const volatile std::uint64_t* b,
                                            const volatile std::uint64_t* c, const volatile std::uint64_t* d,
                                            std::size_t count, double cpu_seconds) {
     const double until = thread_cpu_seconds() + cpu_seconds;

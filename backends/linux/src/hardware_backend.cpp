@@ -373,7 +373,10 @@ struct hardware_backend::internals {
         return std::nullopt;
     }
 
-    static void close_thread(thread_state& state) noexcept {
+    // `unmap_ring`: only the thread itself (signals blocked) may unmap its ring; when stopping from another
+    // thread, a handler may be draining it right now, so the mapping stays (it is small, and the process is
+    // usually exiting).
+    static void close_thread(thread_state& state, bool unmap_ring) noexcept {
         if (state.has_timer) ::timer_delete(state.timer);
         state.has_timer = false;
         if (state.trigger_fd >= 0) {
@@ -381,7 +384,7 @@ struct hardware_backend::internals {
             ::close(state.trigger_fd);
         }
         state.trigger_fd = -1;
-        if (state.ring != nullptr) ::munmap(state.ring, state.ring_bytes);
+        if (state.ring != nullptr && unmap_ring) ::munmap(state.ring, state.ring_bytes);
         state.ring = nullptr;
         for (int& fd : state.breakpoint_fds) {
             if (fd >= 0) ::close(fd);
@@ -554,8 +557,8 @@ void hardware_backend::stop() noexcept {
     for (std::size_t slot = 0; slot < slots_; ++slot) slots[slot].armed.store(false, std::memory_order_release);
     active.store(nullptr, std::memory_order_release);
     threads.for_each([](pid_t tid, thread_state& state) {
-        internals::close_thread(state);
         threads.remove(tid);
+        internals::close_thread(state, false);
     });
     attached_.store(0, std::memory_order_relaxed);
 }
@@ -580,8 +583,8 @@ std::optional<std::string> hardware_backend::attach_current_thread() {
     std::optional<std::string> error = internals::open_breakpoints(*this, *state, tid);
     if (!error) error = internals::open_trigger(*this, *state, tid);
     if (error) {
-        internals::close_thread(*state);
         threads.remove(tid);
+        internals::close_thread(*state, true);
         return error;
     }
     attached_.fetch_add(1, std::memory_order_relaxed);
@@ -599,7 +602,7 @@ void hardware_backend::detach_current_thread() noexcept {
     sigaddset(&both, SIGTRAP);
     pthread_sigmask(SIG_BLOCK, &both, &previous);
     threads.remove(tid);
-    internals::close_thread(*state);
+    internals::close_thread(*state, true);
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     attached_.fetch_sub(1, std::memory_order_relaxed);
 }
