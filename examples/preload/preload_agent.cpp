@@ -229,11 +229,13 @@ void find_own_code() {
             std::fprintf(stderr, "%s", text.str().c_str());
             const backend_counters& c = backend.counters();
             std::fprintf(stderr,
-                         "ojx: %llu samples (%llu dropped while the profiler was busy), %llu traps; profile "
-                         "written to %s\n",
+                         "ojx: %llu samples (%llu single steps, %llu dropped while the profiler was busy), %llu "
+                         "traps (%llu after their slot was freed); profile written to %s\n",
                          static_cast<unsigned long long>(c.samples.load()),
+                         static_cast<unsigned long long>(c.steps.load()),
                          static_cast<unsigned long long>(a.session.samples_dropped_busy()),
-                         static_cast<unsigned long long>(c.traps.load()), a.file.c_str());
+                         static_cast<unsigned long long>(c.traps.load()),
+                         static_cast<unsigned long long>(c.traps_unknown.load()), a.file.c_str());
         }
     });
 }

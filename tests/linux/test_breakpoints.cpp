@@ -156,3 +156,42 @@ TEST_CASE("breakpoints: an unaligned watch that no debug register can cover is r
     CHECK(s.backend.arm(0, address_of(1) + 2, 4)); // inside one aligned 8-byte block: covered by an 8-byte watch
     s.backend.disarm(0);
 }
+
+TEST_CASE("breakpoints: a disarmed slot delivers nothing more; another thread's copy goes off at its first trap") {
+    auto& s = shared();
+    REQUIRE(s.error.empty());
+    s.reset();
+    std::mutex serialize;
+    std::atomic<int> phase{0};
+    std::thread worker([&] {
+        {
+            const std::lock_guard<std::mutex> hold(serialize);
+            REQUIRE(!s.backend.attach_current_thread());
+        }
+        phase = 1;
+        while (phase.load() != 2) std::this_thread::yield();
+        (void)load_word(12); // armed: delivered
+        phase = 3;
+        while (phase.load() != 4) std::this_thread::yield();
+        for (int i = 0; i < 3; ++i) (void)load_word(12); // disarmed by the main thread: at most one stale trap
+        const std::lock_guard<std::mutex> hold(serialize);
+        s.backend.detach_current_thread();
+    });
+    while (phase.load() != 1) std::this_thread::yield();
+    {
+        const std::lock_guard<std::mutex> hold(serialize);
+        REQUIRE(s.backend.arm(3, address_of(12), 8));
+    }
+    phase = 2;
+    while (phase.load() != 3) std::this_thread::yield();
+    const auto stale_before = s.backend.counters().traps_unknown.load();
+    {
+        const std::lock_guard<std::mutex> hold(serialize);
+        s.backend.disarm(3);
+    }
+    (void)load_word(12); // the disarming thread's own copy is off at once
+    phase = 4;
+    worker.join();
+    CHECK(s.rec.recorded_traps().size() == 1);
+    CHECK(s.backend.counters().traps_unknown.load() - stale_before == 1);
+}

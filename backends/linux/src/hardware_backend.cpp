@@ -223,9 +223,12 @@ struct hardware_backend::internals {
     }
 
     // Signal-safe: a debug register of this thread fired.
-    static void trap(hardware_backend& backend, std::size_t slot, pid_t tid, const ucontext_t& context) noexcept {
+    static void trap(hardware_backend& backend, thread_state& state, std::size_t slot, pid_t tid,
+                     const ucontext_t& context) noexcept {
         armed_slot& armed = slots[slot];
         if (!armed.armed.load(std::memory_order_acquire)) {
+            // Disarmed lazily (see `disarm`): this thread's copy still watched; turn it off, here, for free.
+            ::ioctl(state.breakpoint_fds[slot], PERF_EVENT_IOC_DISABLE, 0);
             backend.counters_.traps_unknown.fetch_add(1, std::memory_order_relaxed);
             return;
         }
@@ -285,7 +288,7 @@ struct hardware_backend::internals {
         }
         for (std::size_t slot = 0; slot < backend->slots_; ++slot) {
             if (fd >= 0 && state->breakpoint_fds[slot] == fd) {
-                trap(*backend, slot, tid, context);
+                trap(*backend, *state, slot, tid, context);
                 return;
             }
         }
@@ -631,10 +634,15 @@ bool hardware_backend::arm(std::size_t slot, address where, std::uint8_t width) 
     return all;
 }
 
+// Lazy: the slot is marked free and the calling thread's debug register turned off; the other threads' copies stay
+// until they trap once on the old address (and turn theirs off) or the slot is re-armed. Disabling a breakpoint
+// of a thread running on another CPU costs a cross-CPU call, and the profiler disarms after every trap — usually
+// to re-arm the slot elsewhere soon after, which rewrites every copy anyway.
 void hardware_backend::disarm(std::size_t slot) noexcept {
     if (slot >= slots_) return;
     slots[slot].armed.store(false, std::memory_order_release);
-    threads.for_each([&](pid_t tid, thread_state& state) { internals::set_breakpoint(*this, state, slot, tid); });
+    const pid_t tid = current_tid();
+    if (thread_state* self = threads.find(tid)) internals::set_breakpoint(*this, *self, slot, tid);
 }
 
 } // namespace ojx::hardware

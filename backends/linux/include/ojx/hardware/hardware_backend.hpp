@@ -70,7 +70,7 @@ struct backend_counters {
     std::atomic<std::uint64_t> gave_up{0};              // no memory access within max_steps
     std::atomic<std::uint64_t> unreadable{0};           // decoded address (or code) could not be read
     std::atomic<std::uint64_t> traps{0};                // watchpoint traps delivered
-    std::atomic<std::uint64_t> traps_unknown{0};        // breakpoint signal for no armed slot
+    std::atomic<std::uint64_t> traps_unknown{0};        // trap of a slot disarmed since (lazily, see disarm)
     std::atomic<std::uint64_t> traps_undecoded{0};      // trapping instruction not found; width assumed
     std::atomic<std::uint64_t> arm_failures{0};
 };
@@ -110,7 +110,9 @@ public:
     const capabilities& machine() const noexcept { return caps_; }
     const backend_counters& counters() const noexcept { return counters_; }
 
-    // The watchpoint_arming concept. Signal-safe; `arm` affects every attached thread.
+    // The watchpoint_arming concept. Signal-safe; `arm` affects every attached thread; `disarm` frees the slot at
+    // once and turns the debug registers off lazily (a thread may trap once more on the old address; that trap
+    // is counted in `traps_unknown` and not delivered).
     std::size_t slot_count() const noexcept { return slots_; }
     bool arm(std::size_t slot, address where, std::uint8_t width) noexcept;
     void disarm(std::size_t slot) noexcept;
