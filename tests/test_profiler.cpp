@@ -258,3 +258,15 @@ TEST_CASE("the report ranks a replicated context above a random one, and runs ar
     REQUIRE(run(11) == run(11));
     REQUIRE(run(11) != run(12));
 }
+
+TEST_CASE("tracks: inside a tracked object until it is freed; never in small objects or between objects") {
+    fixture f;
+    const address big = f.allocate(2048, 1, 100);
+    const address small = f.allocate(32, 1, 200); // below the fixture's min_object_size (64)
+    CHECK(f.prof.tracks(big));
+    CHECK(f.prof.tracks(big + 2047));
+    CHECK_FALSE(f.prof.tracks(big + 2048));
+    CHECK_FALSE(f.prof.tracks(small));
+    f.prof.on_free(big);
+    CHECK_FALSE(f.prof.tracks(big));
+}

@@ -145,6 +145,9 @@ public:
     context_tree& contexts() noexcept { return contexts_; }
     const context_tree& contexts() const noexcept { return contexts_; }
     std::size_t tracked_objects() const noexcept { return objects_.size(); }
+    // Signal-safe: whether `where` is inside a tracked object. Lets a backend skip work (capturing the access
+    // context) for samples that on_sample would drop as untracked.
+    bool tracks(address where) const noexcept { return objects_.lookup(where).status == lookup_status::found; }
     // Bytes held by the object map (all tables, including retired ones), for memory accounting.
     std::size_t object_map_bytes() const noexcept { return objects_.memory_bytes(); }
 

@@ -98,7 +98,14 @@ private:
             return;
         }
         Event with_context = event;
-        with_context.access_context = session.access_context(context);
+        // Capture the access context only for samples in tracked objects: the others are dropped, and their
+        // paths would fill the context tree, which allocation contexts share.
+        if constexpr (std::is_same_v<Event, access_sample>) {
+            if (session.profiler_->tracks(event.effective_address))
+                with_context.access_context = session.access_context(context);
+        } else {
+            with_context.access_context = session.access_context(context);
+        }
         (*session.profiler_.*handle)(with_context);
         session.lock_.unlock();
     }
