@@ -195,6 +195,37 @@ TEST_CASE("forgetting all objects (a collection whose moves were not seen) disar
     REQUIRE(f.prof.stats().samples_untracked == 1);
 }
 
+TEST_CASE("a collection with known survivors rebuilds the map: objects swap places, keep their serials, the dead go") {
+    fixture f;
+    const address a = *f.heap.allocate(256);
+    const address b = *f.heap.allocate(256);
+    const address dead = *f.heap.allocate(256);
+    const auto info_a = f.prof.on_allocation(a, 256, f.context, 0);
+    const auto info_b = f.prof.on_allocation(b, 256, f.other_context, 0);
+    REQUIRE(f.prof.on_allocation(dead, 256, f.context, 0));
+    REQUIRE(info_a);
+    REQUIRE(info_b);
+    REQUIRE(info_a->serial != info_b->serial);
+    REQUIRE_FALSE(f.prof.on_allocation(a, 8, f.context, 0)); // below the size threshold: not tracked
+    f.remember_then_pair(a, dead);
+    REQUIRE(f.watchpoints.armed_count() == 1);
+    const test_profiler::relocated_object survivors[] = {{a, b, 256, *info_a}, {b, a, 256, *info_b}};
+    f.prof.on_collection(survivors);
+    REQUIRE(f.watchpoints.armed_count() == 0);
+    REQUIRE(f.prof.tracked_objects() == 2);
+    REQUIRE_FALSE(f.prof.tracks(dead));
+    REQUIRE(f.prof.stats().moves == 2);
+    REQUIRE(f.prof.stats().frees == 1);
+    // Object a now lives at b: two samples in it must not pair it with itself (same serial after the move).
+    f.sample(b + 8);
+    f.sample(b + 64);
+    REQUIRE(f.watchpoints.armed_count() == 0);
+    // Object b now lives at a, in the other context: not paired with a either.
+    f.sample(a + 8);
+    REQUIRE(f.watchpoints.armed_count() == 0);
+    REQUIRE(f.prof.stats().samples_untracked == 0);
+}
+
 TEST_CASE("objects of different sizes count as different without a watchpoint") {
     fixture f;
     const address a = f.allocate(256, f.context, 1000);

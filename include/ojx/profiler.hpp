@@ -30,6 +30,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <vector>
 
 namespace ojx {
@@ -161,18 +163,21 @@ public:
     }
 
     // A new object [begin, begin + size) allocated in `context`. May allocate (first object of a context).
-    void on_allocation(address begin, std::uint64_t size, context_id context, type_id type) {
+    // Returns what the profiler now remembers about it (for callers that relocate objects themselves, see
+    // on_collection), or nothing when the object is not tracked.
+    std::optional<object_info> on_allocation(address begin, std::uint64_t size, context_id context, type_id type) {
         ++stats_.allocations;
         if (size < config_.min_object_size || size == 0) {
             ++stats_.allocations_ignored_small;
-            return;
+            return std::nullopt;
         }
         context_state* state = state_for(context, type);
         if (state == nullptr) {
             ++stats_.allocations_ignored_contexts_full;
-            return;
+            return std::nullopt;
         }
-        const auto inserted = objects_.insert(begin, begin + size, object_info{context, type, ++next_serial_});
+        const object_info info{context, type, ++next_serial_};
+        const auto inserted = objects_.insert(begin, begin + size, info);
         stats_.objects_evicted_by_overlap += inserted.evicted;
         ++state->objects;
         state->bytes += size;
@@ -180,6 +185,7 @@ public:
             contexts_.metrics(context).allocations += 1;
             contexts_.metrics(context).allocated_bytes += size;
         }
+        return info;
     }
 
     void on_free(address begin) {
@@ -210,6 +216,28 @@ public:
         for (std::size_t slot = 0; slot < pool_.slot_count(); ++slot) cancel_slot(slot);
         for (const auto& chunk : states_)
             for (context_state& state : *chunk) state.last_paired_target = 0;
+    }
+
+    // After a moving collection whose every survivor the caller knows (a JVM agent: from object tags): the
+    // complete set of live tracked objects, each with where it was and where it is now. Every other tracked
+    // object died. The map is rebuilt in one go, because a survivor may now lie where another one was; the
+    // objects keep their serials, so their remembered probes stay theirs. Call on_gc_start before the
+    // collection; no watchpoint survives it.
+    struct relocated_object {
+        address from;
+        address to;
+        std::uint64_t size;
+        object_info info;
+    };
+    void on_collection(std::span<const relocated_object> survivors) {
+        on_gc_start();
+        const std::size_t before = objects_.size();
+        objects_.clear();
+        for (const relocated_object& object : survivors) {
+            if (object.from != object.to) ++stats_.moves;
+            stats_.objects_evicted_by_overlap += objects_.insert(object.to, object.to + object.size, object.info).evicted;
+        }
+        if (before > objects_.size()) stats_.frees += before - objects_.size();
     }
 
     // Every tracked object is gone or unknown (e.g. a GC whose moves were not observed).
