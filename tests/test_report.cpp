@@ -156,6 +156,20 @@ TEST_CASE("the JSON profile is well-formed and holds the documented fields") {
     CHECK(first < second);
 }
 
+TEST_CASE("an agent's own counters go into run.agent, and the profile stays well-formed") {
+    session<> s(session_config{});
+    run_facts facts = s.facts();
+    facts.agent_counters = {{"samples_dropped_during_gc", 17}, {"objects \"moved\"", 4}};
+    std::ostringstream json;
+    write_json(json, s.prof.report(), s.prof.contexts(), report_naming{}, facts);
+    INFO(json.str());
+    REQUIRE(json_checker(json.str()).valid());
+    CHECK(json.str().find(R"("agent": {"samples_dropped_during_gc": 17, "objects \"moved\"": 4})") != std::string::npos);
+    std::ostringstream without;
+    write_json(without, s.prof.report(), s.prof.contexts(), report_naming{}, s.facts());
+    CHECK(without.str().find("\"agent\"") == std::string::npos);
+}
+
 TEST_CASE("the text report ranks the replicated context first with where it is allocated and used") {
     const auto out = profile_two_contexts();
     INFO(out.text);

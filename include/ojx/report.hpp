@@ -12,6 +12,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ojx {
@@ -28,6 +29,9 @@ struct run_facts {
     std::string watchpoints; // the watchpoint mechanism and slot count
     std::string pairing;
     std::string replacement;
+    // What the agent itself counted (e.g. samples dropped while a collection was relocating objects), written
+    // as the profile's run.agent object.
+    std::vector<std::pair<std::string, std::uint64_t>> agent_counters;
 };
 
 namespace report_detail {
@@ -136,7 +140,15 @@ void write_json(std::ostream& out, const replica_report& report, const Tree& tre
         << ", \"watchpoints_declined\": " << s.watch_declined << ", \"watchpoints_cancelled\": "
         << s.watch_cancelled << ", \"watchpoint_arm_failures\": " << s.watch_arm_failures << ",\n";
     out << "    \"traps\": " << s.traps << ", \"traps_stale\": " << s.traps_stale
-        << ", \"comparisons\": " << s.comparisons << "},\n";
+        << ", \"comparisons\": " << s.comparisons;
+    if (!facts.agent_counters.empty()) {
+        out << ",\n    \"agent\": {";
+        for (std::size_t i = 0; i < facts.agent_counters.size(); ++i)
+            out << (i ? ", " : "") << '"' << json_escape(facts.agent_counters[i].first)
+                << "\": " << facts.agent_counters[i].second;
+        out << '}';
+    }
+    out << "},\n";
     out << "  \"contexts\": [";
     for (std::size_t i = 0; i < report.contexts.size(); ++i) {
         const context_report& c = report.contexts[i];

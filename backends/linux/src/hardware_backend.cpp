@@ -337,7 +337,11 @@ struct hardware_backend::internals {
             event.sigev_notify = SIGEV_THREAD_ID;
             event.sigev_signo = sampling_signal_number;
             event._sigev_un._tid = tid;
-            if (::timer_create(CLOCK_THREAD_CPUTIME_ID, &event, &state.timer) != 0)
+            // Another thread's CPU clock: the kernel's encoding of a per-thread CPU-time clock id (as glibc's
+            // pthread_getcpuclockid computes it), CPUCLOCK_SCHED of thread `tid`.
+            const clockid_t clock = tid == current_tid() ? CLOCK_THREAD_CPUTIME_ID
+                                                         : static_cast<clockid_t>((~tid) * 8 | 6);
+            if (::timer_create(clock, &event, &state.timer) != 0)
                 return std::string("timer_create: ") + std::strerror(errno);
             state.has_timer = true;
             rearm_timer(backend, state);
@@ -566,15 +570,16 @@ void hardware_backend::stop() noexcept {
     attached_.store(0, std::memory_order_relaxed);
 }
 
-std::optional<std::string> hardware_backend::attach_current_thread() {
+std::optional<std::string> hardware_backend::attach_current_thread() { return attach_thread(current_tid()); }
+
+std::optional<std::string> hardware_backend::attach_thread(pid_t tid) {
     if (!running_) return std::string("the hardware backend is not running");
-    const pid_t tid = current_tid();
     if (threads.find(tid) != nullptr) return std::nullopt;
     thread_state* state = threads.add(tid);
     if (state == nullptr) return std::string("too many threads for the thread table");
     state->rng.reseed(options_.seed ^ (static_cast<std::uint64_t>(tid) * 0x9E3779B97F4A7C15ULL));
     pthread_attr_t attributes;
-    if (pthread_getattr_np(pthread_self(), &attributes) == 0) {
+    if (tid == current_tid() && pthread_getattr_np(pthread_self(), &attributes) == 0) {
         void* low = nullptr;
         std::size_t size = 0;
         if (pthread_attr_getstack(&attributes, &low, &size) == 0) {

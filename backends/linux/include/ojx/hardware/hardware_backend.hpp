@@ -22,6 +22,7 @@
 #include "ojx/hardware/perf_events.hpp"
 #include "ojx/sampler.hpp"
 
+#include <sys/types.h>
 #include <ucontext.h>
 
 #include <atomic>
@@ -93,6 +94,9 @@ public:
     // Sets up sampling and the watchpoint slots for the calling thread. Returns an error message on failure
     // (the thread then runs unprofiled).
     std::optional<std::string> attach_current_thread();
+    // The same for another thread of this process, e.g. the threads already running when a JVM agent is
+    // attached. Its stack bounds are unknown, so capture_stack yields only the pc on that thread.
+    std::optional<std::string> attach_thread(pid_t tid);
     // Tears the calling thread's events down (call before the thread exits).
     void detach_current_thread() noexcept;
     std::size_t attached_threads() const noexcept { return attached_.load(std::memory_order_relaxed); }

@@ -30,9 +30,19 @@ struct hardware_policies {
     using pairing = reservoir_pairing;
 };
 
+// How an access context is captured from a signal handler: the interrupted code's frames, leaf first, as the
+// agent encodes them (native return addresses; a JVM agent's method and bytecode index). Must be signal-safe.
+// Unset: hardware_backend::capture_stack (frame pointers).
+struct stack_walker {
+    void* state = nullptr;
+    std::size_t (*walk)(void* state, const ucontext_t& context, std::uint64_t* leaf_first,
+                        std::size_t max) noexcept = nullptr;
+};
+
 struct session_options {
     backend_options backend{};
     profiler_config profiler{};
+    stack_walker access_walker{};
 };
 
 // A lock for the profiler: `lock` may wait (never call it from a signal handler), `try_lock` never waits.
@@ -63,13 +73,27 @@ public:
     bool running() const noexcept { return backend_.running(); }
 
     std::optional<std::string> attach_current_thread();
+    std::optional<std::string> attach_thread(pid_t tid); // another thread of this process
     void detach_current_thread() noexcept;
 
     // A new object; `frames` is its allocation context, leaf first. Not signal-safe (may allocate, may wait).
-    void on_allocation(address begin, std::uint64_t size, std::span<const std::uint64_t> frames, type_id type);
+    // Returns the profiler's record of it, or nothing when it is not tracked.
+    std::optional<object_info> on_allocation(address begin, std::uint64_t size, std::span<const std::uint64_t> frames,
+                                             type_id type);
     void on_free(address begin);
     void on_move(address from, address to);
     void on_gc_start();
+    void on_collection(std::span<const profiler_type::relocated_object> survivors);
+
+    // While objects may be where the object map does not say (a collection has started and its survivors are
+    // not relocated yet), samples and traps are dropped and counted. `pause` is signal-safe and may be called
+    // from any thread (a JVM's GC-start callback); it returns the pause's generation. `resume(generation)`
+    // resumes only if no pause came since that generation, so a collection that starts while the previous
+    // one's survivors are being relocated keeps sampling paused.
+    std::uint64_t pause() noexcept;
+    bool resume(std::uint64_t generation) noexcept;
+    bool paused() const noexcept { return (pause_state_.load(std::memory_order_acquire) & 1) != 0; }
+    std::uint64_t pause_generation() const noexcept { return pause_state_.load(std::memory_order_acquire) >> 1; }
 
     // Runs `use` with the profiler locked (for reports and tests).
     template <class F>
@@ -81,6 +105,8 @@ public:
     const hardware_backend& backend() const noexcept { return backend_; }
     std::uint64_t samples_dropped_busy() const noexcept { return samples_busy_.load(std::memory_order_relaxed); }
     std::uint64_t traps_dropped_busy() const noexcept { return traps_busy_.load(std::memory_order_relaxed); }
+    std::uint64_t samples_dropped_paused() const noexcept { return samples_paused_.load(std::memory_order_relaxed); }
+    std::uint64_t traps_dropped_paused() const noexcept { return traps_paused_.load(std::memory_order_relaxed); }
 
 private:
     struct guard {
@@ -92,15 +118,25 @@ private:
     template <class Event, void (profiler_type::*handle)(const Event&) noexcept>
     static void deliver(void* self, const Event& event, const ucontext_t& context) noexcept {
         auto& session = *static_cast<profiling_session*>(self);
+        constexpr bool is_sample = std::is_same_v<Event, access_sample>;
+        if (session.paused()) {
+            (is_sample ? session.samples_paused_ : session.traps_paused_).fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
         if (!session.lock_.try_lock()) {
-            (std::is_same_v<Event, access_sample> ? session.samples_busy_ : session.traps_busy_)
-                .fetch_add(1, std::memory_order_relaxed);
+            (is_sample ? session.samples_busy_ : session.traps_busy_).fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+        // A pause that began after the check above: the map may already be stale.
+        if (session.paused()) {
+            (is_sample ? session.samples_paused_ : session.traps_paused_).fetch_add(1, std::memory_order_relaxed);
+            session.lock_.unlock();
             return;
         }
         Event with_context = event;
         // Capture the access context only for samples in tracked objects: the others are dropped, and their
         // paths would fill the context tree, which allocation contexts share.
-        if constexpr (std::is_same_v<Event, access_sample>) {
+        if constexpr (is_sample) {
             if (session.profiler_->tracks(event.effective_address))
                 with_context.access_context = session.access_context(context);
         } else {
@@ -118,6 +154,10 @@ private:
     std::unique_ptr<profiler_type> profiler_;
     std::atomic<std::uint64_t> samples_busy_{0};
     std::atomic<std::uint64_t> traps_busy_{0};
+    std::atomic<std::uint64_t> samples_paused_{0};
+    std::atomic<std::uint64_t> traps_paused_{0};
+    std::atomic<std::uint64_t> pause_state_{0}; // generation << 1 | paused
+    stack_walker walker_{};
 };
 
 } // namespace ojx::hardware

@@ -1,0 +1,61 @@
+// Java names from JVM type signatures, as a Java engineer reads them: "[B" is "byte[]", "Ljava/util/Map;" is
+// "java.util.Map", and a frame is "java.util.Map.get(Map.java:42)" as in Throwable.printStackTrace.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ojx::jvm {
+
+// A field or class signature ("I", "[[J", "Ljava/lang/String;") as a Java type name. Anything malformed is
+// returned as it is, so a report shows what the JVM said rather than nothing.
+inline std::string java_type_name(std::string_view signature) {
+    std::size_t dimensions = 0;
+    while (dimensions < signature.size() && signature[dimensions] == '[') ++dimensions;
+    const std::string_view element = signature.substr(dimensions);
+    std::string name;
+    if (element.size() >= 2 && element.front() == 'L' && element.back() == ';') {
+        name.assign(element.substr(1, element.size() - 2));
+        for (char& c : name)
+            if (c == '/') c = '.';
+    } else if (element.size() == 1) {
+        switch (element.front()) {
+        case 'Z': name = "boolean"; break;
+        case 'B': name = "byte"; break;
+        case 'C': name = "char"; break;
+        case 'S': name = "short"; break;
+        case 'I': name = "int"; break;
+        case 'J': name = "long"; break;
+        case 'F': name = "float"; break;
+        case 'D': name = "double"; break;
+        case 'V': name = "void"; break;
+        default: return std::string(signature);
+        }
+    } else {
+        return std::string(signature);
+    }
+    for (std::size_t i = 0; i < dimensions; ++i) name += "[]";
+    return name;
+}
+
+// "pkg.Cls.method(File.java:42)". `line` < 0: unknown (shown as the file alone); `native_method`: "(Native
+// Method)"; an empty `source_file`: "(Unknown Source)", as the JDK prints them.
+inline std::string java_frame_name(std::string_view class_name, std::string_view method, std::string_view source_file,
+                                   std::int32_t line, bool native_method) {
+    std::string name;
+    name.reserve(class_name.size() + method.size() + source_file.size() + 16);
+    name.append(class_name).append(".").append(method).append("(");
+    if (native_method) {
+        name += "Native Method";
+    } else if (source_file.empty()) {
+        name += "Unknown Source";
+    } else {
+        name += source_file;
+        if (line >= 0) name.append(":").append(std::to_string(line));
+    }
+    name += ')';
+    return name;
+}
+
+} // namespace ojx::jvm

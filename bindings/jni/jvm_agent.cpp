@@ -1,0 +1,675 @@
+// libojx.so: finds replica objects in an unmodified Java program.
+//
+//   java -agentpath:/path/to/libojx.so=start,file=replicas.json -jar app.jar
+//   jcmd <pid> JVMTI.agent_load /path/to/libojx.so "start,file=replicas.json"     (a running JVM)
+//   jcmd <pid> JVMTI.agent_load /path/to/libojx.so dump                            (write the profile now)
+//   jcmd <pid> JVMTI.agent_load /path/to/libojx.so stop                            (write it and stop)
+//
+// The shim between a JVM and ojx's production configuration (ojx::hardware::profiling_session): objects come
+// from JVMTI's sampled allocations (address from the JNI handle, contents past the calibrated header), their
+// allocation contexts from GetStackTrace, access contexts from AsyncGetCallTrace in the signal handler, GC moves
+// from tracked_objects.hpp, names at dump time from method_names.hpp.
+//
+// A profiler must never take the program down: bad options stop start-up with a message (at launch) or fail the
+// attach (dynamic); every fault at run time degrades and is said once.
+#include "heap_layout.hpp"
+#include "java_names.hpp"
+#include "jvm_frame.hpp"
+#include "method_names.hpp"
+#include "tracked_objects.hpp"
+
+#include "ojx/hardware/agent_options.hpp"
+#include "ojx/hardware/profiling_session.hpp"
+#include "ojx/hardware/signals.hpp"
+#include "ojx/report.hpp"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <jvmti.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+using namespace ojx;
+using namespace ojx::hardware;
+using namespace ojx::jvm;
+
+// AsyncGetCallTrace's interface (exported by libjvm, not declared in any JDK header).
+struct call_frame {
+    jint bci; // "lineno" in HotSpot's sources: the bytecode index for Java frames, -3 for native methods
+    jmethodID method;
+};
+struct call_trace {
+    JNIEnv* env;
+    jint frame_count; // negative: why the walk failed (jvm_frame.hpp's walk_failure)
+    call_frame* frames;
+};
+using async_get_call_trace_function = void (*)(call_trace*, jint, void*);
+
+constexpr std::size_t max_frames = profiling_session::max_frames;
+
+std::vector<option_spec> jvm_agent_options() {
+    std::vector<option_spec> specs = common_agent_options();
+    specs.insert(specs.begin(),
+                 {
+                     {"start", option_kind::flag, "", "start profiling (the default when the JVM starts with the agent)"},
+                     {"stop", option_kind::flag, "", "write the profile and stop profiling (dynamic attach)"},
+                     {"dump", option_kind::flag, "", "write the profile now and keep profiling (dynamic attach)"},
+                 });
+    specs.push_back({"interval", option_kind::size, "512k",
+                     "heap sampling interval: on average one allocation sampled per this many bytes allocated"});
+    specs.push_back({"duration", option_kind::duration, "0",
+                     "write the profile and stop after this long (e.g. 30s; 0: when the JVM exits)"});
+    return specs;
+}
+
+struct jvm_settings {
+    agent_settings agent;
+    bool start = false, stop = false, dump = false;
+    std::uint64_t interval = 512 * 1024;
+    std::chrono::nanoseconds duration{0};
+};
+
+// A message for the user, or nothing. Parses and checks an option string.
+std::optional<std::string> parse_jvm_options(const char* text, jvm_settings& settings) {
+    const std::vector<option_spec> specs = jvm_agent_options();
+    options_result parsed = parse_options(text != nullptr ? text : "", specs);
+    if (!parsed.ok()) return parsed.error;
+    if (auto error = to_agent_settings(parsed.values, settings.agent)) return error;
+    settings.start = parsed.values.flag("start");
+    settings.stop = parsed.values.flag("stop");
+    settings.dump = parsed.values.flag("dump");
+    if (settings.start + settings.stop + settings.dump > 1) return std::string("give one of start, stop and dump");
+    settings.interval = parsed.values.size("interval");
+    if (settings.interval > 0x7fffffff) return std::string("interval: at most 2g");
+    settings.duration = parsed.values.duration("duration");
+    return std::nullopt;
+}
+
+std::string start_time() {
+    char text[32];
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &local);
+    return text;
+}
+
+// What a dump needs from the context tree, copied under the profiler's lock so that names can be looked up
+// through JVMTI afterwards without holding it (a JVMTI call may wait for a safepoint, and the GC's callback
+// takes the profiler's lock).
+struct tree_snapshot {
+    static constexpr context_id root = context_tree::root;
+    std::vector<context_id> parents;
+    std::vector<std::uint64_t> frames;
+    std::size_t size() const noexcept { return parents.size(); }
+    context_id parent(context_id id) const noexcept { return parents[id]; }
+    std::uint64_t frame_of(context_id id) const noexcept { return frames[id]; }
+};
+
+class agent {
+public:
+    // ---- Life cycle. All on live-phase Java threads (VMInit, the attach listener, the agent's thread). ----
+
+    std::optional<std::string> prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm_settings& settings);
+    std::optional<std::string> start(JNIEnv* jni, bool attached_late);
+    void write_profile(JNIEnv* jni, const char* why);
+    void stop(JNIEnv* jni);
+    bool profiling() const noexcept { return profiling_.load(std::memory_order_acquire); }
+    const jvm_settings& settings() const noexcept { return settings_; }
+
+    // ---- JVMTI callbacks ----
+
+    void on_thread_start() {
+        if (!profiling() || current_tid() == agent_tid_.load()) return;
+        if (auto error = session_.attach_current_thread()) say_once(thread_error_said_, "a thread runs unprofiled: " + *error);
+    }
+    void on_thread_end() {
+        if (profiling()) session_.detach_current_thread();
+    }
+    void on_class_prepare(jclass klass) { create_method_ids(klass); }
+    void on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size);
+    void on_gc_start() noexcept {
+        if (profiling()) objects_.on_collection_start();
+    }
+    void on_gc_finish() noexcept {
+        if (!profiling()) return;
+        objects_.on_collection_finish();
+        sem_post(&wake_); // async-signal-safe, allowed where JVMTI is not
+    }
+
+    // Signal-safe: the access context of the interrupted Java code, by AsyncGetCallTrace.
+    static std::size_t walk_java_stack(void* self, const ucontext_t& context, std::uint64_t* leaf_first,
+                                       std::size_t max) noexcept;
+
+private:
+    void say_once(std::atomic<bool>& said, const std::string& message) {
+        if (!said.exchange(true)) std::fprintf(stderr, "ojx: %s\n", message.c_str());
+    }
+    void create_method_ids(jclass klass) {
+        jint count = 0;
+        jmethodID* methods = nullptr;
+        if (jvmti_->GetClassMethods(klass, &count, &methods) == JVMTI_ERROR_NONE)
+            jvmti_->Deallocate(reinterpret_cast<unsigned char*>(methods));
+    }
+    void create_method_ids_of_loaded_classes();
+    type_id intern_type(const char* signature);
+    std::string collectors(JNIEnv* jni);
+    void attach_running_java_threads();
+    void start_agent_thread();
+    static void* agent_thread_main(void* self);
+
+    JavaVM* vm_ = nullptr;
+    jvmtiEnv* jvmti_ = nullptr;
+    jvm_settings settings_;
+    std::string file_;
+    heap_layout layout_;
+    profiling_session session_;
+    tracked_objects objects_{session_};
+    async_get_call_trace_function async_get_call_trace_ = nullptr;
+    std::atomic<bool> profiling_{false};
+    std::atomic<bool> stopping_{false};
+    std::atomic<pid_t> agent_tid_{0};
+    pthread_t agent_thread_{};
+    bool agent_thread_started_ = false;
+    sem_t wake_{};
+    std::chrono::steady_clock::time_point started_at_{};
+    std::string runtime_;
+
+    std::mutex types_mutex_;
+    std::unordered_map<std::string, type_id> type_ids_;
+    std::vector<std::string> type_names_;
+
+    std::mutex dump_mutex_;
+    std::atomic<bool> thread_error_said_{false};
+    std::atomic<std::uint64_t> stack_failures_{0};
+};
+
+// Never destroyed: JVM threads may still call in while the process exits.
+alignas(agent) unsigned char agent_storage[sizeof(agent)];
+agent* the_agent = nullptr;
+
+// ---------------------------------------------------------------------------------------------------------------
+
+std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm_settings& settings) {
+    vm_ = vm;
+    jvmti_ = jvmti;
+    settings_ = settings;
+    file_ = expand_file_name(settings.agent.file_pattern, static_cast<std::uint64_t>(getpid()), start_time());
+    sem_init(&wake_, 0, 0);
+
+    jvmtiCapabilities wanted{};
+    wanted.can_generate_sampled_object_alloc_events = 1;
+    wanted.can_generate_garbage_collection_events = 1;
+    wanted.can_get_line_numbers = 1;
+    wanted.can_get_source_file_name = 1;
+    if (const jvmtiError error = jvmti_->AddCapabilities(&wanted); error != JVMTI_ERROR_NONE) {
+        if (error == JVMTI_ERROR_NOT_AVAILABLE)
+            return std::string("the JVM refused the capabilities ojx needs (is another agent sampling allocations? "
+                               "only one JVMTI environment may)");
+        return "AddCapabilities failed (JVMTI error " + std::to_string(error) + ")";
+    }
+
+    jvmtiEventCallbacks callbacks{};
+    callbacks.VMInit = [](jvmtiEnv*, JNIEnv* jni, jthread) {
+        if (auto error = the_agent->start(jni, false)) std::fprintf(stderr, "ojx: not profiling: %s\n", error->c_str());
+    };
+    callbacks.VMDeath = [](jvmtiEnv*, JNIEnv* jni) {
+        if (the_agent->profiling()) {
+            the_agent->write_profile(jni, "at exit");
+            the_agent->stop(jni);
+        }
+    };
+    callbacks.ThreadStart = [](jvmtiEnv*, JNIEnv*, jthread) { the_agent->on_thread_start(); };
+    callbacks.ThreadEnd = [](jvmtiEnv*, JNIEnv*, jthread) { the_agent->on_thread_end(); };
+    // AsyncGetCallTrace walks only while ClassLoad events are on (else every walk fails "no class load").
+    callbacks.ClassLoad = [](jvmtiEnv*, JNIEnv*, jthread, jclass) {};
+    callbacks.ClassPrepare = [](jvmtiEnv*, JNIEnv*, jthread, jclass klass) { the_agent->on_class_prepare(klass); };
+    callbacks.SampledObjectAlloc = [](jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size) {
+        the_agent->on_sampled_allocation(jni, thread, object, klass, size);
+    };
+    callbacks.GarbageCollectionStart = [](jvmtiEnv*) { the_agent->on_gc_start(); };
+    callbacks.GarbageCollectionFinish = [](jvmtiEnv*) { the_agent->on_gc_finish(); };
+    if (jvmti_->SetEventCallbacks(&callbacks, sizeof callbacks) != JVMTI_ERROR_NONE)
+        return std::string("SetEventCallbacks failed");
+    for (const jvmtiEvent event : {JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START,
+                                   JVMTI_EVENT_THREAD_END, JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE})
+        if (jvmti_->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr) != JVMTI_ERROR_NONE)
+            return "cannot enable JVMTI event " + std::to_string(event);
+    return std::nullopt;
+}
+
+std::string agent::collectors(JNIEnv* jni) {
+    // The collectors' names, as java.lang.management reports them ("G1 Young Generation", "ZGC Cycles", …).
+    std::string names;
+    if (jni->PushLocalFrame(32) != JNI_OK) return names;
+    const jclass factory = jni->FindClass("java/lang/management/ManagementFactory");
+    const jclass list_class = jni->FindClass("java/util/List");
+    const jclass bean_class = jni->FindClass("java/lang/management/MemoryManagerMXBean");
+    if (factory && list_class && bean_class) {
+        const jmethodID get_beans = jni->GetStaticMethodID(factory, "getGarbageCollectorMXBeans", "()Ljava/util/List;");
+        const jmethodID size = jni->GetMethodID(list_class, "size", "()I");
+        const jmethodID get = jni->GetMethodID(list_class, "get", "(I)Ljava/lang/Object;");
+        const jmethodID get_name = jni->GetMethodID(bean_class, "getName", "()Ljava/lang/String;");
+        const jobject beans = get_beans ? jni->CallStaticObjectMethod(factory, get_beans) : nullptr;
+        const jint count = beans && size ? jni->CallIntMethod(beans, size) : 0;
+        for (jint i = 0; i < count && !jni->ExceptionCheck(); ++i) {
+            const jobject bean = jni->CallObjectMethod(beans, get, i);
+            const auto name = bean ? static_cast<jstring>(jni->CallObjectMethod(bean, get_name)) : nullptr;
+            if (name == nullptr) continue;
+            if (const char* utf = jni->GetStringUTFChars(name, nullptr)) {
+                names += (names.empty() ? "" : ", ") + std::string(utf);
+                jni->ReleaseStringUTFChars(name, utf);
+            }
+        }
+    }
+    if (jni->ExceptionCheck()) jni->ExceptionClear(); // e.g. a runtime without java.management
+    jni->PopLocalFrame(nullptr);
+    return names;
+}
+
+std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
+    if (profiling()) return std::string("already profiling");
+    if (settings_.agent.help) return std::nullopt;
+
+    const std::string gc = collectors(jni);
+    if (gc.find("ZGC") != std::string::npos || gc.find("Shenandoah") != std::string::npos)
+        return "the collector (" + gc + ") moves objects while Java threads run, so sampled addresses cannot be "
+               "attributed to objects safely; use -XX:+UseG1GC, -XX:+UseParallelGC or -XX:+UseSerialGC";
+    if (auto error = calibrate_heap_layout(jni, layout_)) return "heap layout: " + *error;
+
+    char* vm_name = nullptr;
+    char* vm_version = nullptr;
+    jvmti_->GetSystemProperty("java.vm.name", &vm_name);
+    jvmti_->GetSystemProperty("java.vm.version", &vm_version);
+    runtime_ = std::string(vm_name ? vm_name : "JVM") + " " + (vm_version ? vm_version : "?") + " (" +
+               (gc.empty() ? "collector unknown" : gc) + ")";
+    jvmti_->Deallocate(reinterpret_cast<unsigned char*>(vm_name));
+    jvmti_->Deallocate(reinterpret_cast<unsigned char*>(vm_version));
+
+    // The output file must be writable; if not, say so now and use a fallback rather than lose the profile.
+    if (std::FILE* probe = std::fopen(file_.c_str(), "a")) {
+        std::fclose(probe);
+    } else {
+        const std::string fallback = "/tmp/ojx-" + std::to_string(getpid()) + ".json";
+        std::fprintf(stderr, "ojx: cannot write the profile to %s (%s); it will go to %s\n", file_.c_str(),
+                     std::strerror(errno), fallback.c_str());
+        file_ = fallback;
+    }
+
+    async_get_call_trace_ = reinterpret_cast<async_get_call_trace_function>(dlsym(RTLD_DEFAULT, "AsyncGetCallTrace"));
+    create_method_ids_of_loaded_classes();
+
+    session_options options = settings_.agent.session;
+    options.profiler.min_object_size = 1; // the agent applies the threshold to whole objects, headers included
+    options.access_walker = stack_walker{this, walk_java_stack};
+    if (auto error = session_.start(options)) return error;
+
+    if (jvmti_->SetHeapSamplingInterval(static_cast<jint>(settings_.interval)) != JVMTI_ERROR_NONE)
+        return std::string("SetHeapSamplingInterval failed");
+    for (const jvmtiEvent event : {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, JVMTI_EVENT_GARBAGE_COLLECTION_START,
+                                   JVMTI_EVENT_GARBAGE_COLLECTION_FINISH})
+        if (jvmti_->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr) != JVMTI_ERROR_NONE)
+            return "cannot enable JVMTI event " + std::to_string(event);
+
+    started_at_ = std::chrono::steady_clock::now();
+    profiling_.store(true, std::memory_order_release);
+    if (attached_late) {
+        attach_running_java_threads();
+    } else if (auto error = session_.attach_current_thread()) {
+        say_once(thread_error_said_, "the main thread runs unprofiled: " + *error);
+    }
+    start_agent_thread();
+    if (!settings_.agent.quiet)
+        std::fprintf(stderr, "ojx: profiling pid %d (%s); sampler: %s; watchpoints: %s; %s; profile: %s\n",
+                     static_cast<int>(getpid()), runtime_.c_str(), session_.backend().sampler_description().c_str(),
+                     session_.backend().watchpoint_description().c_str(), layout_.describe().c_str(), file_.c_str());
+    return std::nullopt;
+}
+
+void agent::create_method_ids_of_loaded_classes() {
+    jint count = 0;
+    jclass* classes = nullptr;
+    if (jvmti_->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return;
+    JNIEnv* jni = nullptr;
+    vm_->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6);
+    for (jint i = 0; i < count; ++i) {
+        jint status = 0;
+        if (jvmti_->GetClassStatus(classes[i], &status) == JVMTI_ERROR_NONE && (status & JVMTI_CLASS_STATUS_PREPARED))
+            create_method_ids(classes[i]);
+        if (jni != nullptr) jni->DeleteLocalRef(classes[i]);
+    }
+    jvmti_->Deallocate(reinterpret_cast<unsigned char*>(classes));
+}
+
+type_id agent::intern_type(const char* signature) {
+    const std::lock_guard lock(types_mutex_);
+    auto [it, inserted] = type_ids_.try_emplace(signature, static_cast<type_id>(type_names_.size()));
+    if (inserted) type_names_.push_back(java_type_name(signature));
+    return it->second;
+}
+
+void agent::on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size) {
+    if (size < static_cast<jlong>(settings_.agent.session.profiler.min_object_size) || !profiling()) return;
+    char* signature = nullptr;
+    if (jvmti_->GetClassSignature(klass, &signature, nullptr) != JVMTI_ERROR_NONE) return;
+    const std::uint32_t data_offset = layout_.data_offset(signature);
+    const type_id type = intern_type(signature);
+    jvmti_->Deallocate(reinterpret_cast<unsigned char*>(signature));
+
+    jvmtiFrameInfo frames[max_frames];
+    jint depth = 0;
+    if (jvmti_->GetStackTrace(thread, 0, static_cast<jint>(max_frames), frames, &depth) != JVMTI_ERROR_NONE) depth = 0;
+    std::uint64_t encoded[max_frames];
+    for (jint i = 0; i < depth; ++i)
+        encoded[i] = encode_frame(java_frame{reinterpret_cast<std::uint64_t>(frames[i].method),
+                                             static_cast<std::int32_t>(frames[i].location)});
+    objects_.on_allocation(jni, object, data_offset, static_cast<std::uint64_t>(size),
+                           std::span<const std::uint64_t>(encoded, static_cast<std::size_t>(depth)), type);
+}
+
+// Signal-safe: GetEnv reads the JVM's thread-local (HotSpot's own signal handlers do the same), and
+// AsyncGetCallTrace is made for signal handlers. The frames are stored encoded; nothing is named here.
+std::size_t agent::walk_java_stack(void* self, const ucontext_t& context, std::uint64_t* leaf_first,
+                                   std::size_t max) noexcept {
+    auto& a = *static_cast<agent*>(self);
+    if (max == 0) return 0;
+    JNIEnv* jni = nullptr;
+    std::int32_t failure = 0;
+    if (a.async_get_call_trace_ == nullptr) {
+        failure = walker_unavailable;
+    } else if (a.vm_->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) != JNI_OK || jni == nullptr) {
+        failure = not_a_java_thread;
+    } else {
+        call_frame frames[max_frames];
+        call_trace trace{jni, 0, frames};
+        const auto depth = static_cast<jint>(max < max_frames ? max : max_frames);
+        a.async_get_call_trace_(&trace, depth, const_cast<ucontext_t*>(&context));
+        if (trace.frame_count > 0) {
+            for (jint i = 0; i < trace.frame_count; ++i)
+                leaf_first[i] = encode_frame(java_frame{reinterpret_cast<std::uint64_t>(frames[i].method), frames[i].bci});
+            return static_cast<std::size_t>(trace.frame_count);
+        }
+        failure = trace.frame_count;
+    }
+    a.stack_failures_.fetch_add(1, std::memory_order_relaxed);
+    leaf_first[0] = failure_frame(failure);
+    return 1;
+}
+
+// ---- Threads that were running before a dynamic attach ----
+// JVMTI names Java threads but not their kernel ids, which the backend needs. So every thread of the process is
+// asked, by a signal, whether it has a JNIEnv (is a Java thread); those that answer are attached. The JIT's
+// compiler threads are Java threads too but never run Java code; they are left out, as ThreadStart leaves them
+// out when the agent starts with the JVM.
+
+constexpr std::size_t max_probed_threads = 4096;
+std::atomic<std::size_t> probe_answers{0};
+std::atomic<pid_t> java_thread_ids[max_probed_threads];
+std::atomic<std::size_t> java_thread_count{0};
+JavaVM* probe_vm = nullptr;
+chained_handler probe_handler; // stays installed: a late probe signal must never meet the default action
+
+// Signal handler: records the thread if it is a Java thread.
+void on_probe_signal(int, siginfo_t*, void*) {
+    const int saved_errno = errno;
+    JNIEnv* jni = nullptr;
+    if (probe_vm != nullptr && probe_vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) == JNI_OK) {
+        const std::size_t at = java_thread_count.fetch_add(1, std::memory_order_relaxed);
+        if (at < max_probed_threads) java_thread_ids[at].store(current_tid(), std::memory_order_relaxed);
+    }
+    probe_answers.fetch_add(1, std::memory_order_release);
+    errno = saved_errno;
+}
+
+bool is_compiler_thread(pid_t tid) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/task/%d/comm", static_cast<int>(tid));
+    std::ifstream comm(path);
+    std::string name;
+    std::getline(comm, name);
+    return name.rfind("C1 Compiler", 0) == 0 || name.rfind("C2 Compiler", 0) == 0 || name.rfind("Sweeper", 0) == 0;
+}
+
+void agent::attach_running_java_threads() {
+    const std::optional<int> signal = choose_free_signal();
+    if (!signal) {
+        say_once(thread_error_said_, "no free signal to find the running Java threads; only new threads are profiled");
+        return;
+    }
+    probe_vm = vm_;
+    if (auto error = probe_handler.install(*signal, on_probe_signal)) {
+        say_once(thread_error_said_, "cannot find the running Java threads (" + *error + "); only new threads are profiled");
+        return;
+    }
+    std::vector<pid_t> tasks;
+    if (DIR* dir = opendir("/proc/self/task")) {
+        while (const dirent* item = readdir(dir))
+            if (item->d_name[0] != '.') tasks.push_back(static_cast<pid_t>(std::atoi(item->d_name)));
+        closedir(dir);
+    }
+    const pid_t self = current_tid();
+    std::size_t asked = 0;
+    for (const pid_t tid : tasks)
+        if (tid != self && syscall(SYS_tgkill, getpid(), tid, *signal) == 0) ++asked;
+    // Threads answer as soon as they are scheduled; one that exits meanwhile never does.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+    while (probe_answers.load(std::memory_order_acquire) < asked && std::chrono::steady_clock::now() < deadline)
+        usleep(1000);
+    const std::size_t found = std::min(java_thread_count.load(), max_probed_threads);
+    std::size_t attached = 0;
+    for (std::size_t i = 0; i < found; ++i) {
+        const pid_t tid = java_thread_ids[i].load(std::memory_order_relaxed);
+        if (tid == agent_tid_.load() || is_compiler_thread(tid)) continue;
+        if (!session_.attach_thread(tid)) ++attached;
+    }
+    if (auto error = session_.attach_current_thread()) say_once(thread_error_said_, "attach thread: " + *error);
+    if (!settings_.agent.quiet)
+        std::fprintf(stderr, "ojx: attached to %zu running Java threads\n", attached);
+}
+
+// ---- The agent's thread: relocates objects after collections, ends a timed run ----
+
+void agent::start_agent_thread() {
+    agent_thread_started_ = pthread_create(&agent_thread_, nullptr, agent_thread_main, this) == 0;
+    if (!agent_thread_started_)
+        say_once(thread_error_said_, "cannot start the agent's thread; profiling stops at the first collection");
+}
+
+void* agent::agent_thread_main(void* raw) {
+    auto& a = *static_cast<agent*>(raw);
+    a.agent_tid_.store(current_tid());
+    JNIEnv* jni = nullptr;
+    JavaVMAttachArgs args{JNI_VERSION_1_6, const_cast<char*>("ojx agent"), nullptr};
+    if (a.vm_->AttachCurrentThreadAsDaemon(reinterpret_cast<void**>(&jni), &args) != JNI_OK) {
+        std::fprintf(stderr, "ojx: the agent's thread cannot attach to the JVM; profiling stops\n");
+        a.session_.pause(); // without relocation, addresses go stale at the first collection
+        return nullptr;
+    }
+    const bool timed = a.settings_.duration.count() > 0;
+    while (!a.stopping_.load(std::memory_order_acquire)) {
+        timespec until{};
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 50'000'000; // also the longest a timed run overshoots
+        if (until.tv_nsec >= 1'000'000'000) {
+            until.tv_sec += 1;
+            until.tv_nsec -= 1'000'000'000;
+        }
+        sem_timedwait(&a.wake_, &until);
+        if (a.stopping_.load(std::memory_order_acquire)) break;
+        if (a.objects_.relocation_due()) a.objects_.relocate(jni);
+        if (timed && std::chrono::steady_clock::now() - a.started_at_ >= a.settings_.duration) {
+            a.write_profile(jni, "after the requested duration");
+            a.stop(jni);
+            break;
+        }
+    }
+    a.vm_->DetachCurrentThread();
+    return nullptr;
+}
+
+// ---- Writing the profile ----
+
+void agent::write_profile(JNIEnv* jni, const char* why) {
+    const std::lock_guard dump(dump_mutex_);
+    if (!profiling()) return;
+    if (objects_.relocation_due()) objects_.relocate(jni);
+    replica_report report;
+    tree_snapshot tree;
+    session_.with_profiler([&](profiling_session::profiler_type& profiler) {
+        report = profiler.report();
+        const auto& contexts = profiler.contexts();
+        tree.parents.resize(contexts.size());
+        tree.frames.resize(contexts.size());
+        for (context_id id = 0; id < contexts.size(); ++id) {
+            tree.parents[id] = id == tree_snapshot::root ? tree_snapshot::root : contexts.parent(id);
+            tree.frames[id] = contexts.frame_of(id);
+        }
+    });
+    // Names through JVMTI, without the profiler's lock.
+    method_names methods(jvmti_, jni);
+    std::unordered_map<std::uint64_t, std::string> frame_names;
+    std::vector<std::string> types;
+    {
+        const std::lock_guard lock(types_mutex_);
+        types = type_names_;
+    }
+    report_naming naming;
+    naming.frame = [&](std::uint64_t frame) {
+        auto [it, inserted] = frame_names.try_emplace(frame);
+        if (inserted) it->second = methods.frame_name(frame);
+        return it->second;
+    };
+    naming.type = [&](type_id type) { return type < types.size() ? types[type] : std::string("?"); };
+
+    const backend_counters& c = session_.backend().counters();
+    const relocation_counters& r = objects_.counters();
+    run_facts facts{runtime_, session_.backend().sampler_description(), session_.backend().watchpoint_description(),
+                    "reservoir", "reservoir",
+                    {{"samples_dropped_during_gc", session_.samples_dropped_paused()},
+                     {"traps_dropped_during_gc", session_.traps_dropped_paused()},
+                     {"samples_dropped_profiler_busy", session_.samples_dropped_busy()},
+                     {"stack_walk_failures", stack_failures_.load()},
+                     {"collections_relocated", r.collections.load()},
+                     {"relocation_retries", r.retries.load()},
+                     {"objects_moved_by_gc", r.moved.load()},
+                     {"objects_freed_by_gc", r.died.load()},
+                     {"objects_tracked_now", objects_.size()},
+                     {"single_steps", c.steps.load()},
+                     {"sampling_interrupts", c.triggers.load()},
+                     {"heap_sampling_interval", settings_.interval}}};
+    std::ofstream out(file_);
+    write_json(out, report, tree, naming, facts);
+    out.close();
+    if (!out) {
+        std::fprintf(stderr, "ojx: could not write the profile to %s\n", file_.c_str());
+    } else if (!settings_.agent.quiet) {
+        std::ostringstream text;
+        write_text(text, report, tree, naming, facts, 5);
+        std::fprintf(stderr, "%sojx: profile written %s to %s\n", text.str().c_str(), why, file_.c_str());
+    }
+}
+
+void agent::stop(JNIEnv* jni) {
+    if (!profiling_.exchange(false)) return;
+    stopping_.store(true, std::memory_order_release);
+    for (const jvmtiEvent event : {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, JVMTI_EVENT_GARBAGE_COLLECTION_START,
+                                   JVMTI_EVENT_GARBAGE_COLLECTION_FINISH})
+        jvmti_->SetEventNotificationMode(JVMTI_DISABLE, event, nullptr);
+    session_.stop();
+    if (agent_thread_started_ && current_tid() != agent_tid_.load()) {
+        sem_post(&wake_);
+        pthread_join(agent_thread_, nullptr);
+        agent_thread_started_ = false;
+    }
+    objects_.clear(jni);
+    // Give the exclusive capability back, so that another agent (or a later start) may sample allocations.
+    jvmtiCapabilities sampled{};
+    sampled.can_generate_sampled_object_alloc_events = 1;
+    jvmti_->RelinquishCapabilities(&sampled);
+}
+
+// ---- Entry points ----
+
+jint load(JavaVM* vm, const char* options, bool live) {
+    jvm_settings settings;
+    if (auto error = parse_jvm_options(options, settings)) {
+        std::fprintf(stderr, "ojx: %s\nojx: the option 'help' lists the options\n", error->c_str());
+        return JNI_ERR;
+    }
+    if (settings.agent.help) {
+        std::fprintf(stderr, "ojx JVM agent options (-agentpath:libojx.so=name=value,...):\n%s",
+                     help_text(jvm_agent_options()).c_str());
+        return JNI_OK;
+    }
+    if (the_agent != nullptr) {
+        // Loaded before: dynamic attach again, to dump or stop.
+        JNIEnv* jni = nullptr;
+        vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6);
+        if (settings.dump || settings.stop) {
+            if (!the_agent->profiling()) {
+                std::fprintf(stderr, "ojx: not profiling; nothing to %s\n", settings.dump ? "dump" : "stop");
+                return JNI_ERR;
+            }
+            the_agent->write_profile(jni, settings.dump ? "on request" : "at stop");
+            if (settings.stop) the_agent->stop(jni);
+            return JNI_OK;
+        }
+        std::fprintf(stderr, "ojx: %s\n",
+                     the_agent->profiling() ? "already profiling" : "profiling cannot be restarted in this JVM");
+        return JNI_ERR;
+    }
+    if (settings.dump || settings.stop) {
+        std::fprintf(stderr, "ojx: not profiling; nothing to %s\n", settings.dump ? "dump" : "stop");
+        return JNI_ERR;
+    }
+    jvmtiEnv* jvmti = nullptr;
+    if (vm->GetEnv(reinterpret_cast<void**>(&jvmti), JVMTI_VERSION_11) != JNI_OK) {
+        std::fprintf(stderr, "ojx: this JVM has no JVMTI 11 (JDK 11 or later is needed)\n");
+        return JNI_ERR;
+    }
+    the_agent = new (agent_storage) agent();
+    if (auto error = the_agent->prepare(vm, jvmti, settings)) {
+        std::fprintf(stderr, "ojx: not profiling: %s\n", error->c_str());
+        return JNI_OK; // the program runs unprofiled
+    }
+    if (live) {
+        JNIEnv* jni = nullptr;
+        vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6);
+        if (auto error = the_agent->start(jni, true)) {
+            std::fprintf(stderr, "ojx: not profiling: %s\n", error->c_str());
+            return JNI_ERR;
+        }
+    }
+    return JNI_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) { return load(vm, options, false); }
+
+JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM* vm, char* options, void*) { return load(vm, options, true); }
+
+JNIEXPORT void JNICALL Agent_OnUnload(JavaVM*) {}
+
+} // extern "C"

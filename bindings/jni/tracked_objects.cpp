@@ -1,0 +1,90 @@
+#include "tracked_objects.hpp"
+
+#include "heap_layout.hpp"
+
+namespace ojx::jvm {
+
+void tracked_objects::on_allocation(JNIEnv* jni, jobject object, std::uint32_t data_offset, std::uint64_t size,
+                                    std::span<const std::uint64_t> frames, type_id type) {
+    if (size <= data_offset) return;
+    const jweak reference = jni->NewWeakGlobalRef(object);
+    if (reference == nullptr) return;
+    const std::lock_guard lock(mutex_);
+    // If a collection moves the object after this read, the pause it starts covers the stale address until
+    // relocate() (which waits for this lock) finds the object where it went.
+    const address begin = object_address(object) + data_offset;
+    const std::uint64_t contents = size - data_offset;
+    const std::optional<object_info> info = session_.on_allocation(begin, contents, frames, type);
+    if (!info) {
+        counters_.untracked_full.fetch_add(1, std::memory_order_relaxed);
+        jni->DeleteWeakGlobalRef(reference);
+        return;
+    }
+    objects_.push_back(entry{reference, begin, contents, data_offset, *info});
+}
+
+void tracked_objects::on_collection_start() noexcept {
+    starts_.fetch_add(1, std::memory_order_acq_rel);
+    session_.pause();
+    session_.on_gc_start();
+}
+
+bool tracked_objects::relocate(JNIEnv* jni) {
+    const std::lock_guard lock(mutex_);
+    for (;;) {
+        const std::uint64_t finished = finishes_.load(std::memory_order_acquire);
+        const std::uint64_t started = starts_.load(std::memory_order_acquire);
+        if (started != finished) return false; // a collection is running: its finish brings us back
+        const std::uint64_t generation = session_.pause_generation();
+        survivors_.clear();
+        std::vector<std::size_t> dead;
+        for (std::size_t i = 0; i < objects_.size(); ++i) {
+            const entry& e = objects_[i];
+            const jobject strong = jni->NewLocalRef(e.reference);
+            if (strong == nullptr) {
+                dead.push_back(i);
+                continue;
+            }
+            survivors_.push_back({e.begin, object_address(strong) + e.data_offset, e.size, e.info});
+            jni->DeleteLocalRef(strong);
+        }
+        if (starts_.load(std::memory_order_acquire) != started) {
+            counters_.retries.fetch_add(1, std::memory_order_relaxed);
+            continue; // a collection moved objects while we looked
+        }
+        // Commit: the registry follows the survivors (same order, dead ones removed).
+        std::size_t survivor = 0, next_dead = 0, kept = 0;
+        for (std::size_t i = 0; i < objects_.size(); ++i) {
+            if (next_dead < dead.size() && dead[next_dead] == i) {
+                jni->DeleteWeakGlobalRef(objects_[i].reference);
+                ++next_dead;
+                continue;
+            }
+            if (survivors_[survivor].to != survivors_[survivor].from)
+                counters_.moved.fetch_add(1, std::memory_order_relaxed);
+            objects_[i].begin = survivors_[survivor++].to;
+            objects_[kept++] = objects_[i];
+        }
+        objects_.resize(kept);
+        counters_.died.fetch_add(dead.size(), std::memory_order_relaxed);
+        session_.on_collection(survivors_);
+        counters_.collections.fetch_add(1, std::memory_order_relaxed);
+        relocated_.store(finished, std::memory_order_release);
+        // Fails if a collection started after our look: sampling stays paused until the next relocation.
+        session_.resume(generation);
+        return true;
+    }
+}
+
+void tracked_objects::clear(JNIEnv* jni) {
+    const std::lock_guard lock(mutex_);
+    for (const entry& e : objects_) jni->DeleteWeakGlobalRef(e.reference);
+    objects_.clear();
+}
+
+std::size_t tracked_objects::size() const {
+    const std::lock_guard lock(mutex_);
+    return objects_.size();
+}
+
+} // namespace ojx::jvm

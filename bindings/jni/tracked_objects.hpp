@@ -1,0 +1,89 @@
+// The Java objects ojx tracks, and how it keeps the object map true while collectors move them.
+//
+// Every young collection of Serial, Parallel and G1 moves objects, so the addresses in the object map and the
+// armed watchpoints are stale from the moment a collection starts. The protocol:
+//   1. GarbageCollectionStart (VM thread, at the safepoint; no JNI or JVMTI allowed): pause the session —
+//      samples and traps are dropped until step 3 — and cancel every watchpoint.
+//   2. GarbageCollectionFinish: note it; the agent's own thread is woken (no JVMTI calls are allowed here).
+//   3. On the agent's thread, a live-phase Java thread that is not the GC: look every tracked object up
+//      through its JNI weak global reference — null if it died, else where it is now — and rebuild the map
+//      in one go (profiler::on_collection). If another collection started meanwhile, look again. Then resume.
+// Why weak references and not object tags with GetObjectsWithTags: HotSpot's GetObjectsWithTags compares every
+// tagged object with every tag asked for (TagObjectCollector::do_entry), quadratic in the objects tracked;
+// a weak reference is one JNI call per object.
+//
+// Locks: the registry's mutex is held across JNI calls (which may wait for a safepoint). The GC callbacks never
+// take it, and no thread holds the profiler's lock while waiting for the registry's, so neither waits on the
+// other.
+#pragma once
+
+#include "ojx/hardware/profiling_session.hpp"
+
+#include <jni.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <vector>
+
+namespace ojx::jvm {
+
+struct relocation_counters {
+    std::atomic<std::uint64_t> collections{0};  // collections whose survivors were relocated
+    std::atomic<std::uint64_t> retries{0};      // looks that a new collection overtook
+    std::atomic<std::uint64_t> moved{0};        // objects found elsewhere after a collection
+    std::atomic<std::uint64_t> died{0};         // objects a collection freed
+    std::atomic<std::uint64_t> untracked_full{0}; // not tracked: the profiler's context table was full
+};
+
+class tracked_objects {
+public:
+    explicit tracked_objects(hardware::profiling_session& session) : session_(session) {}
+    tracked_objects(const tracked_objects&) = delete;
+    tracked_objects& operator=(const tracked_objects&) = delete;
+
+    // On the allocating thread (SampledObjectAlloc): tracks the object's contents, `data_offset` bytes past
+    // its address up to `size`, allocated at `frames` (leaf first).
+    void on_allocation(JNIEnv* jni, jobject object, std::uint32_t data_offset, std::uint64_t size,
+                       std::span<const std::uint64_t> frames, type_id type);
+
+    // GarbageCollectionStart / Finish callbacks (VM thread): no JNI, no JVMTI, no lock the agent may hold
+    // while waiting for the VM.
+    void on_collection_start() noexcept;
+    void on_collection_finish() noexcept { finishes_.fetch_add(1, std::memory_order_release); }
+    // Whether a finished collection's survivors still have to be relocated.
+    bool relocation_due() const noexcept {
+        return relocated_.load(std::memory_order_acquire) != finishes_.load(std::memory_order_acquire);
+    }
+
+    // Step 3 above, on a live-phase thread that is not in a JVMTI callback of the GC. Returns false when a
+    // collection is running right now (a later call will do it).
+    bool relocate(JNIEnv* jni);
+
+    // Drops every object (profiling stops): releases the weak references.
+    void clear(JNIEnv* jni);
+
+    std::size_t size() const;
+    const relocation_counters& counters() const noexcept { return counters_; }
+
+private:
+    struct entry {
+        jweak reference;
+        address begin; // of the contents, where the object map has it
+        std::uint64_t size;
+        std::uint32_t data_offset;
+        object_info info;
+    };
+
+    hardware::profiling_session& session_;
+    mutable std::mutex mutex_;
+    std::vector<entry> objects_;
+    std::vector<hardware::profiling_session::profiler_type::relocated_object> survivors_; // reused by relocate
+    std::atomic<std::uint64_t> starts_{0};
+    std::atomic<std::uint64_t> finishes_{0};
+    std::atomic<std::uint64_t> relocated_{0}; // the finish count the map is true for
+    relocation_counters counters_;
+};
+
+} // namespace ojx::jvm
