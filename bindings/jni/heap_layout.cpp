@@ -38,6 +38,13 @@ std::uint32_t heap_layout::data_offset(std::string_view class_signature) const n
     return instance_header;
 }
 
+std::uint8_t heap_layout::primitive_element_size(std::string_view class_signature) noexcept {
+    if (class_signature.size() != 2 || class_signature[0] != '[') return 0;
+    constexpr std::uint8_t sizes[] = {1, 1, 2, 2, 4, 8, 4, 8}; // in the order of primitive_letters
+    const int slot = element_slot(class_signature[1]);
+    return slot < 0 ? 0 : sizes[slot];
+}
+
 std::string heap_layout::describe() const {
     return "array length at +" + std::to_string(array_length_offset) + ", byte[] data at +" +
            std::to_string(primitive_array_base[1]) + ", long[] data at +" + std::to_string(primitive_array_base[5]) +

@@ -24,6 +24,8 @@ struct heap_layout {
 
     // Offset of an object's contents, from its class signature ("[B", "Ljava/lang/String;").
     std::uint32_t data_offset(std::string_view class_signature) const noexcept;
+    // Bytes per element of a primitive array ("[I": 4); 0 for anything else.
+    static std::uint8_t primitive_element_size(std::string_view class_signature) noexcept;
     std::string describe() const;
 };
 

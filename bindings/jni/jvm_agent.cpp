@@ -148,11 +148,11 @@ public:
     void on_class_prepare(jclass klass) { create_method_ids(klass); }
     void on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size);
     void on_gc_start() noexcept {
-        if (profiling()) objects_.on_collection_start();
+        if (profiling()) objects_->on_collection_start();
     }
     void on_gc_finish() noexcept {
         if (!profiling()) return;
-        objects_.on_collection_finish();
+        objects_->on_collection_finish();
         sem_post(&wake_); // async-signal-safe, allowed where JVMTI is not
     }
 
@@ -183,7 +183,7 @@ private:
     std::string file_;
     heap_layout layout_;
     profiling_session session_;
-    tracked_objects objects_{session_};
+    std::optional<tracked_objects> objects_; // made once the heap layout is known
     async_get_call_trace_function async_get_call_trace_ = nullptr;
     std::atomic<bool> profiling_{false};
     std::atomic<bool> stopping_{false};
@@ -295,6 +295,7 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
         return "the collector (" + gc + ") moves objects while Java threads run, so sampled addresses cannot be "
                "attributed to objects safely; use -XX:+UseG1GC, -XX:+UseParallelGC or -XX:+UseSerialGC";
     if (auto error = calibrate_heap_layout(jni, layout_)) return "heap layout: " + *error;
+    objects_.emplace(session_, layout_.array_length_offset);
 
     char* vm_name = nullptr;
     char* vm_version = nullptr;
@@ -372,6 +373,7 @@ void agent::on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, j
     char* signature = nullptr;
     if (jvmti_->GetClassSignature(klass, &signature, nullptr) != JVMTI_ERROR_NONE) return;
     const std::uint32_t data_offset = layout_.data_offset(signature);
+    const std::uint8_t element_size = heap_layout::primitive_element_size(signature);
     const type_id type = intern_type(signature);
     jvmti_->Deallocate(reinterpret_cast<unsigned char*>(signature));
 
@@ -382,7 +384,7 @@ void agent::on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, j
     for (jint i = 0; i < depth; ++i)
         encoded[i] = encode_frame(java_frame{reinterpret_cast<std::uint64_t>(frames[i].method),
                                              static_cast<std::int32_t>(frames[i].location)});
-    objects_.on_allocation(jni, object, data_offset, static_cast<std::uint64_t>(size),
+    objects_->on_allocation(jni, object, data_offset, element_size, static_cast<std::uint64_t>(size),
                            std::span<const std::uint64_t>(encoded, static_cast<std::size_t>(depth)), type);
 }
 
@@ -515,7 +517,7 @@ void* agent::agent_thread_main(void* raw) {
         }
         sem_timedwait(&a.wake_, &until);
         if (a.stopping_.load(std::memory_order_acquire)) break;
-        if (a.objects_.relocation_due()) a.objects_.relocate(jni);
+        if (a.objects_->relocation_due()) a.objects_->relocate(jni);
         if (timed && std::chrono::steady_clock::now() - a.started_at_ >= a.settings_.duration) {
             a.write_profile(jni, "after the requested duration");
             a.stop(jni);
@@ -531,7 +533,7 @@ void* agent::agent_thread_main(void* raw) {
 void agent::write_profile(JNIEnv* jni, const char* why) {
     const std::lock_guard dump(dump_mutex_);
     if (!profiling()) return;
-    if (objects_.relocation_due()) objects_.relocate(jni);
+    if (objects_->relocation_due()) objects_->relocate(jni);
     replica_report report;
     tree_snapshot tree;
     session_.with_profiler([&](profiling_session::profiler_type& profiler) {
@@ -561,7 +563,7 @@ void agent::write_profile(JNIEnv* jni, const char* why) {
     naming.type = [&](type_id type) { return type < types.size() ? types[type] : std::string("?"); };
 
     const backend_counters& c = session_.backend().counters();
-    const relocation_counters& r = objects_.counters();
+    const relocation_counters& r = objects_->counters();
     run_facts facts{runtime_, session_.backend().sampler_description(), session_.backend().watchpoint_description(),
                     "reservoir", "reservoir",
                     {{"samples_dropped_during_gc", session_.samples_dropped_paused()},
@@ -572,7 +574,8 @@ void agent::write_profile(JNIEnv* jni, const char* why) {
                      {"relocation_retries", r.retries.load()},
                      {"objects_moved_by_gc", r.moved.load()},
                      {"objects_freed_by_gc", r.died.load()},
-                     {"objects_tracked_now", objects_.size()},
+                     {"relocation_check_failures", r.check_failures.load()},
+                     {"objects_tracked_now", objects_->size()},
                      {"single_steps", c.steps.load()},
                      {"sampling_interrupts", c.triggers.load()},
                      {"heap_sampling_interval", settings_.interval}}};
@@ -600,7 +603,7 @@ void agent::stop(JNIEnv* jni) {
         pthread_join(agent_thread_, nullptr);
         agent_thread_started_ = false;
     }
-    objects_.clear(jni);
+    objects_->clear(jni);
     // Give the exclusive capability back, so that another agent (or a later start) may sample allocations.
     jvmtiCapabilities sampled{};
     sampled.can_generate_sampled_object_alloc_events = 1;

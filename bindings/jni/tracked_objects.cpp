@@ -2,9 +2,12 @@
 
 #include "heap_layout.hpp"
 
+#include <cstring>
+
 namespace ojx::jvm {
 
-void tracked_objects::on_allocation(JNIEnv* jni, jobject object, std::uint32_t data_offset, std::uint64_t size,
+void tracked_objects::on_allocation(JNIEnv* jni, jobject object, std::uint32_t data_offset,
+                                    std::uint8_t element_size, std::uint64_t size,
                                     std::span<const std::uint64_t> frames, type_id type) {
     if (size <= data_offset) return;
     const jweak reference = jni->NewWeakGlobalRef(object);
@@ -20,7 +23,7 @@ void tracked_objects::on_allocation(JNIEnv* jni, jobject object, std::uint32_t d
         jni->DeleteWeakGlobalRef(reference);
         return;
     }
-    objects_.push_back(entry{reference, begin, contents, data_offset, *info});
+    objects_.push_back(entry{reference, begin, contents, data_offset, element_size, *info});
 }
 
 void tracked_objects::on_collection_start() noexcept {
@@ -38,6 +41,7 @@ bool tracked_objects::relocate(JNIEnv* jni) {
         const std::uint64_t generation = session_.pause_generation();
         survivors_.clear();
         std::vector<std::size_t> dead;
+        std::uint64_t check_failures = 0;
         for (std::size_t i = 0; i < objects_.size(); ++i) {
             const entry& e = objects_[i];
             const jobject strong = jni->NewLocalRef(e.reference);
@@ -45,7 +49,9 @@ bool tracked_objects::relocate(JNIEnv* jni) {
                 dead.push_back(i);
                 continue;
             }
-            survivors_.push_back({e.begin, object_address(strong) + e.data_offset, e.size, e.info});
+            const address object = object_address(strong);
+            if (!holds_allocated_array(e, object)) ++check_failures;
+            survivors_.push_back({e.begin, object + e.data_offset, e.size, e.info});
             jni->DeleteLocalRef(strong);
         }
         if (starts_.load(std::memory_order_acquire) != started) {
@@ -67,6 +73,7 @@ bool tracked_objects::relocate(JNIEnv* jni) {
         }
         objects_.resize(kept);
         counters_.died.fetch_add(dead.size(), std::memory_order_relaxed);
+        counters_.check_failures.fetch_add(check_failures, std::memory_order_relaxed);
         session_.on_collection(survivors_);
         counters_.collections.fetch_add(1, std::memory_order_relaxed);
         relocated_.store(finished, std::memory_order_release);
@@ -74,6 +81,16 @@ bool tracked_objects::relocate(JNIEnv* jni) {
         session_.resume(generation);
         return true;
     }
+}
+
+// The object's memory is read directly: a local reference keeps it alive, and it cannot move while this thread
+// runs (a collection that moves it first makes relocate() look again, discarding this answer).
+bool tracked_objects::holds_allocated_array(const entry& e, address object) const noexcept {
+    if (e.element_size == 0) return true;
+    std::int32_t length = 0;
+    std::memcpy(&length, reinterpret_cast<const void*>(object + length_offset_), sizeof length);
+    const std::uint64_t end = e.data_offset + static_cast<std::uint64_t>(length) * e.element_size;
+    return length >= 0 && (end + 7) / 8 * 8 == e.data_offset + e.size;
 }
 
 void tracked_objects::clear(JNIEnv* jni) {

@@ -35,18 +35,24 @@ struct relocation_counters {
     std::atomic<std::uint64_t> moved{0};        // objects found elsewhere after a collection
     std::atomic<std::uint64_t> died{0};         // objects a collection freed
     std::atomic<std::uint64_t> untracked_full{0}; // not tracked: the profiler's context table was full
+    // Survivors whose relocated address does not hold an array of the length they were allocated with: a bug
+    // in relocation (or a JVM this agent does not understand). Checked for primitive arrays at every collection.
+    std::atomic<std::uint64_t> check_failures{0};
 };
 
 class tracked_objects {
 public:
-    explicit tracked_objects(hardware::profiling_session& session) : session_(session) {}
+    // `array_length_offset`: where an array keeps its length (heap_layout), for the relocation check.
+    tracked_objects(hardware::profiling_session& session, std::uint32_t array_length_offset)
+        : session_(session), length_offset_(array_length_offset) {}
     tracked_objects(const tracked_objects&) = delete;
     tracked_objects& operator=(const tracked_objects&) = delete;
 
     // On the allocating thread (SampledObjectAlloc): tracks the object's contents, `data_offset` bytes past
-    // its address up to `size`, allocated at `frames` (leaf first).
-    void on_allocation(JNIEnv* jni, jobject object, std::uint32_t data_offset, std::uint64_t size,
-                       std::span<const std::uint64_t> frames, type_id type);
+    // its address up to `size`, allocated at `frames` (leaf first). `element_size`: of a primitive array's
+    // elements (0 for other objects), for the relocation check.
+    void on_allocation(JNIEnv* jni, jobject object, std::uint32_t data_offset, std::uint8_t element_size,
+                       std::uint64_t size, std::span<const std::uint64_t> frames, type_id type);
 
     // GarbageCollectionStart / Finish callbacks (VM thread): no JNI, no JVMTI, no lock the agent may hold
     // while waiting for the VM.
@@ -73,10 +79,14 @@ private:
         address begin; // of the contents, where the object map has it
         std::uint64_t size;
         std::uint32_t data_offset;
+        std::uint8_t element_size;
         object_info info;
     };
 
+    bool holds_allocated_array(const entry& e, address object) const noexcept;
+
     hardware::profiling_session& session_;
+    std::uint32_t length_offset_;
     mutable std::mutex mutex_;
     std::vector<entry> objects_;
     std::vector<hardware::profiling_session::profiler_type::relocated_object> survivors_; // reused by relocate
