@@ -7,6 +7,7 @@
 #include "ojx/random.hpp"
 
 #include <linux/hw_breakpoint.h>
+#include <sys/syscall.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <fcntl.h>
@@ -574,6 +575,9 @@ std::optional<std::string> hardware_backend::attach_current_thread() { return at
 
 std::optional<std::string> hardware_backend::attach_thread(pid_t tid) {
     if (!running_) return std::string("the hardware backend is not running");
+    // A thread of another process would get our signals, whose default action kills it. Signal 0 only checks.
+    if (tid != current_tid() && ::syscall(SYS_tgkill, ::getpid(), tid, 0) != 0)
+        return "thread " + std::to_string(tid) + " is not a thread of this process: " + std::strerror(errno);
     if (threads.find(tid) != nullptr) return std::nullopt;
     thread_state* state = threads.add(tid);
     if (state == nullptr) return std::string("too many threads for the thread table");
