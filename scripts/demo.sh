@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The main job: install what is needed, build, and find the replicas in the bundled native program
-# (examples/native_replicas: 4 threads, replicas planted at three allocation sites, three control sites) with the
-# native agent on this machine's hardware — real samples, real watchpoints. Prints the agent's report, writes
-# the JSON profile to build/demo/profile.json, and checks it against the program's ground truth.
+# The main job: install what is needed, build, and find the replicas in the bundled Java program
+# (examples/java_replicas: 4 threads, replicas planted at four allocation sites modelled on the OJXPerf paper's
+# case studies, three control sites) with the JVM agent libojx.so on this machine's hardware — real samples,
+# real watchpoints, a real JVM. Prints the agent's report, writes the JSON profile to build/demo/profile.json,
+# and checks it against the program's ground truth.
 #
-#   scripts/demo.sh                 the native agent on the bundled program (OJX_OPTIONS are honoured)
+#   scripts/demo.sh                 the JVM agent on the bundled Java program (OJX_OPTIONS are added to its options)
+#   scripts/demo.sh --native        the native agent (LD_PRELOAD) on the bundled C++ program
 #   scripts/demo.sh --emulation …   the synthetic-heap demo on the emulation backend (try --emulation --help)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,10 +19,20 @@ if [ "${1:-}" = "--emulation" ]; then
     cmake --build "$build" --target ojx_synthetic_demo
     exec "$build/examples/ojx_synthetic_demo" --json "$build/profile.json" "$@"
 fi
-cmake --build "$build" --target ojxpreload native_replicas
-echo "=== LD_PRELOAD=libojxpreload.so native_replicas (4 threads, 4 s)"
-OJX_OPTIONS="file=$build/profile.json${OJX_OPTIONS:+,$OJX_OPTIONS}" LD_PRELOAD="$build/examples/libojxpreload.so" \
-    "$build/examples/native_replicas" --seconds 4 --truth "$build/truth.json"
+if [ "${1:-}" = "--native" ]; then
+    cmake --build "$build" --target ojxpreload native_replicas
+    echo "=== LD_PRELOAD=libojxpreload.so native_replicas (4 threads, 4 s)"
+    OJX_OPTIONS="file=$build/profile.json${OJX_OPTIONS:+,$OJX_OPTIONS}" LD_PRELOAD="$build/examples/libojxpreload.so" \
+        "$build/examples/native_replicas" --seconds 4 --truth "$build/truth.json"
+else
+    cmake --build "$build" --target ojxjvm
+    mkdir -p "$build/java"
+    javac --release 11 -d "$build/java" "$root/examples/java_replicas/JavaReplicas.java"
+    echo "=== java -agentpath:libojx.so=start,file=profile.json JavaReplicas (4 threads, 8 s)"
+    # A heap sampling interval below the default, so that an 8-second demo tracks enough objects.
+    java "-agentpath:$build/bindings/jni/libojx.so=start,file=$build/profile.json,interval=32k${OJX_OPTIONS:+,$OJX_OPTIONS}" \
+        -cp "$build/java" JavaReplicas --seconds 8 --threads 4 --truth "$build/truth.json"
+fi
 echo
 echo "=== the profile against the program's ground truth"
 python3 "$root/examples/native_replicas/check_profile.py" "$build/profile.json" "$build/truth.json"

@@ -104,15 +104,6 @@ std::optional<std::string> parse_jvm_options(const char* text, jvm_settings& set
     return std::nullopt;
 }
 
-std::string start_time() {
-    char text[32];
-    const std::time_t now = std::time(nullptr);
-    std::tm local{};
-    localtime_r(&now, &local);
-    std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &local);
-    return text;
-}
-
 // What a dump needs from the context tree, copied under the profiler's lock so that names can be looked up
 // through JVMTI afterwards without holding it (a JVMTI call may wait for a safepoint, and the GC's callback
 // takes the profiler's lock).
@@ -213,7 +204,7 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
     vm_ = vm;
     jvmti_ = jvmti;
     settings_ = settings;
-    file_ = expand_file_name(settings.agent.file_pattern, static_cast<std::uint64_t>(getpid()), start_time());
+    file_ = expand_file_name(settings.agent.file_pattern, static_cast<std::uint64_t>(getpid()), start_time_text());
     sem_init(&wake_, 0, 0);
 
     jvmtiCapabilities wanted{};

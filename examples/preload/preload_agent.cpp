@@ -128,15 +128,6 @@ void* start_profiled_thread(void* raw) {
     return start.routine(start.argument);
 }
 
-std::string start_time() {
-    char text[32];
-    const std::time_t now = std::time(nullptr);
-    std::tm local{};
-    localtime_r(&now, &local);
-    std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &local);
-    return text;
-}
-
 void find_own_code() {
     Dl_info info{};
     if (dladdr(reinterpret_cast<void*>(&find_own_code), &info) == 0) return;
@@ -187,7 +178,7 @@ void find_own_code() {
         return;
     }
     the_agent->file = expand_file_name(the_agent->settings.file_pattern, static_cast<std::uint64_t>(getpid()),
-                                       start_time());
+                                       start_time_text());
     find_own_code();
     if (auto error = the_agent->session.start(the_agent->settings.session)) {
         std::fprintf(stderr, "ojx: cannot profile: %s\n", error->c_str());

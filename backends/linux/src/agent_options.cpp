@@ -1,5 +1,7 @@
 #include "ojx/hardware/agent_options.hpp"
 
+#include <ctime>
+
 namespace ojx::hardware {
 
 std::vector<option_spec> common_agent_options() {
@@ -33,6 +35,15 @@ std::optional<std::string> to_agent_settings(const option_values& values, agent_
     profiler.compare_window = static_cast<std::size_t>(values.size("window"));
     profiler.seed = values.count("seed");
     return std::nullopt;
+}
+
+std::string start_time_text() {
+    char text[32];
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &local);
+    return text;
 }
 
 } // namespace ojx::hardware

@@ -24,4 +24,7 @@ struct agent_settings {
 };
 std::optional<std::string> to_agent_settings(const option_values& values, agent_settings& settings);
 
+// The local time as file names show it (`%t` in `file=`): 20261122-071500.
+std::string start_time_text();
+
 } // namespace ojx::hardware

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""End-to-end: libojx.so profiles Java programs on real JVMs, and what it finds is checked against ground truth.
+
+usage: jvm_agent_suite.py AGENT.so SOURCES WORKDIR [--quick]
+
+SOURCES is examples/java_replicas (JavaReplicas.java with planted replicas and exact truth, JvmStress.java).
+Debian's JDK 17 is required; every other JDK under /usr/lib/jvm is exercised too (one run each).
+
+Scenarios and tolerances (statistical claims are checked over all runs, not one lucky run):
+  - replicas: JavaReplicas under Serial, Parallel and G1; 1 thread with the default heap, and 8 threads with
+    -Xmx64m and --gc-pressure (many collections). Runs sample at 1000/s per thread with a heap sampling
+    interval of 16 KiB (more evidence per second; neither changes what is estimated).
+      ranking: in every run, each planted site whose context is reported ranks above every control, and at
+               least 80 % of all (run, planted site) pairs are reported;
+      bounds:  the true largest-group ratio lies in [omega, gamma] for at least 80 % of the reported
+               (run, planted site) pairs (the estimator aims at 95 %; a short run has few dozen comparisons);
+      controls: no control is called replicated (omega >= 0.1) in any run;
+      moves:   every run with --gc-pressure relocated objects after collections, and no relocated primitive
+               array was found with a wrong length (relocation_check_failures == 0) in any run.
+  - robustness: JvmStress (thread churn, class unloading, System.gc() in a loop) prints the same with the agent
+    as without it.
+  - options: an unknown or malformed option stops the JVM with a message naming it; `help` lists the options
+    and the program runs; ZGC is refused with a message and the program runs unprofiled; an unwritable output
+    file is reported and the profile written to the fallback the message names.
+  - dynamic attach: jcmd JVMTI.agent_load starts profiling a running JVM, `dump` writes a profile while it runs,
+    `stop` writes it and stops; the program ends normally.
+"""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "native_replicas"))
+import check_profile  # noqa: E402
+
+DEBIAN_JDK = "/usr/lib/jvm/java-17-openjdk-amd64"
+TEST_OPTIONS = "rate=1000,interval=16k,quiet"
+
+
+class Suite:
+    def __init__(self, agent, sources, workdir, quick):
+        self.agent = os.path.abspath(agent)
+        self.sources = sources
+        self.workdir = workdir
+        self.quick = quick
+        self.classes = os.path.join(workdir, "classes")
+        self.problems = []
+        self.planted_pairs = self.planted_reported = self.bounds_held = 0
+
+    def fail(self, message):
+        print("  FAIL: " + message)
+        self.problems.append(message)
+
+    def java(self, jdk, *args, timeout=180, agent_options=None):
+        command = [os.path.join(jdk, "bin", "java")]
+        if agent_options is not None:
+            command.append(f"-agentpath:{self.agent}={agent_options}")
+        command += ["-cp", self.classes, *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+
+    def compile(self):
+        os.makedirs(self.classes, exist_ok=True)
+        sources = sorted(glob.glob(os.path.join(self.sources, "*.java")))
+        subprocess.run([os.path.join(DEBIAN_JDK, "bin", "javac"), "--release", "11", "-d", self.classes, *sources],
+                       check=True)
+
+    # ---- replicas against the truth ----
+
+    def replicas(self, jdk, name, jvm_flags, program_args, seed, expect_moves):
+        profile = os.path.join(self.workdir, f"profile-{name}.json")
+        truth = os.path.join(self.workdir, f"truth-{name}.json")
+        result = self.java(jdk, *jvm_flags, "JavaReplicas", "--seed", str(seed), "--truth", truth, *program_args,
+                           agent_options=f"start,file={profile},seed={seed},{TEST_OPTIONS}")
+        print(f"--- {name}: {' '.join(jvm_flags)} JavaReplicas {' '.join(program_args)}")
+        if result.returncode != 0:
+            self.fail(f"{name}: the program exited {result.returncode} under the agent: {result.stderr[-1500:]}")
+            return
+        sites = check_profile.read_truth(truth)
+        contexts = check_profile.read_profile(profile)
+        rows, _, failures = check_profile.check(contexts, sites)
+        check_profile.print_table(rows)
+        with open(profile, encoding="utf-8") as handle:
+            run = json.load(handle)["run"]
+        agent = run.get("agent", {})
+        print(f"  samples {run['samples']}, comparisons {run['comparisons']}, collections relocated "
+              f"{agent.get('collections_relocated')}, objects moved {agent.get('objects_moved_by_gc')}, "
+              f"relocation check failures {agent.get('relocation_check_failures')}")
+        for failure in failures:
+            if failure.startswith("(a)") and "unreported" in failure.split("does not rank")[0]:
+                continue  # an unreported planted site is counted below, not failed per run
+            if failure.startswith("(b)"):
+                continue  # bounds are counted over all runs
+            self.fail(f"{name}: {failure}")
+        for site, context, _ in rows:
+            if site["role"] != "planted":
+                continue
+            self.planted_pairs += 1
+            if context is not None and context["reported"]:
+                self.planted_reported += 1
+                self.bounds_held += (context["omega"] - check_profile.SLACK <= site["ratio"]
+                                     <= context["gamma"] + check_profile.SLACK)
+        if agent.get("relocation_check_failures", 1) != 0:
+            self.fail(f"{name}: {agent.get('relocation_check_failures')} relocated arrays had a wrong length")
+        if expect_moves and not agent.get("collections_relocated"):
+            self.fail(f"{name}: no collection was relocated under a small heap")
+
+    # ---- robustness ----
+
+    def stress(self, jdk):
+        print("--- JvmStress with and without the agent")
+        args = ["JvmStress"] + (["--threads-total", "600"] if self.quick else [])
+        plain = self.java(jdk, *args)
+        profiled = self.java(jdk, *args, agent_options=f"start,file={self.workdir}/stress.json,{TEST_OPTIONS}")
+        print(f"  without: exit {plain.returncode}: {plain.stdout.strip()[:200]}")
+        print(f"  with:    exit {profiled.returncode}: {profiled.stdout.strip()[:200]}")
+        if plain.returncode != 0 or profiled.returncode != 0:
+            self.fail(f"JvmStress exits {plain.returncode} alone, {profiled.returncode} under the agent: "
+                      f"{profiled.stderr[-1500:]}")
+        elif plain.stdout != profiled.stdout:
+            self.fail("JvmStress prints something else under the agent")
+        if not os.path.exists(f"{self.workdir}/stress.json"):
+            self.fail("JvmStress: no profile written")
+
+    # ---- options ----
+
+    def options(self, jdk):
+        print("--- options")
+        for options, expected, must_start in [("start,bogus=1", "bogus", False), ("rate=fast", "rate", False),
+                                              ("sampler=magic", "precise", False), ("interval=-3", "interval", False),
+                                              ("help", "threshold", True)]:
+            result = self.java(jdk, "JavaReplicas", "--seconds", "0.3", "--threads", "1", agent_options=options)
+            said = " / ".join(line for line in result.stderr.splitlines() if line.startswith("ojx"))
+            print(f"  {options}: exit {result.returncode}; {said[:200]}")
+            if expected not in result.stderr:
+                self.fail(f"{options}: the message does not name '{expected}'")
+            if (result.returncode == 0) != must_start:
+                self.fail(f"{options}: exit {result.returncode}, expected the JVM to "
+                          f"{'run' if must_start else 'stop at start-up'}")
+        result = self.java(jdk, "-XX:+UseZGC", "JavaReplicas", "--seconds", "0.3", "--threads", "1",
+                           agent_options=f"start,file={self.workdir}/zgc.json")
+        print(f"  ZGC: exit {result.returncode}; {result.stderr.strip()[:200]}")
+        if result.returncode != 0 or "ZGC" not in result.stderr or os.path.exists(f"{self.workdir}/zgc.json"):
+            self.fail("ZGC: expected a refusal naming the collector, no profile, and a normal exit")
+        result = self.java(jdk, "JavaReplicas", "--seconds", "0.5", "--threads", "1",
+                           agent_options="start,file=/nonexistent-dir/p.json,rate=100")
+        fallback = re.search(r"it will go to (\S+\.json)", result.stderr)
+        print(f"  unwritable file: exit {result.returncode}; fallback {fallback.group(1) if fallback else None}")
+        if result.returncode != 0 or not fallback or not os.path.exists(fallback.group(1)):
+            self.fail(f"unwritable output file: exit {result.returncode}, stderr {result.stderr[-500:]}")
+        elif fallback:
+            os.remove(fallback.group(1))
+
+    # ---- dynamic attach ----
+
+    def attach(self, jdk):
+        print("--- dynamic attach: start, dump, stop")
+        profile = os.path.join(self.workdir, "attach.json")
+        program = subprocess.Popen([os.path.join(jdk, "bin", "java"), "-cp", self.classes, "JavaReplicas",
+                                    "--seconds", "6", "--threads", "2"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        jcmd = os.path.join(jdk, "bin", "jcmd")
+
+        def load(options):
+            # jcmd splits its arguments at '=': the agent's options go in as one quoted string.
+            return subprocess.run([jcmd, str(program.pid), "JVMTI.agent_load", self.agent, f'"{options}"'],
+                                  capture_output=True, text=True, timeout=60)
+
+        time.sleep(1.5)
+        started = load(f"start,file={profile},{TEST_OPTIONS}")
+        time.sleep(2)
+        dumped = load("dump")
+        dumped_profile = None
+        if os.path.exists(profile):
+            with open(profile, encoding="utf-8") as handle:
+                dumped_profile = json.load(handle)
+        time.sleep(1)
+        stopped = load("stop")
+        again = load("dump")  # after stop: refused, the program unharmed
+        out, err = program.communicate(timeout=60)
+        print(f"  start: {started.stdout.strip()[-60:]!r}; dump: {dumped.stdout.strip()[-60:]!r}; stop: "
+              f"{stopped.stdout.strip()[-60:]!r}; dump after stop: {again.stdout.strip()[-60:]!r}")
+        print(f"  program exit {program.returncode}; agent said: "
+              f"{' / '.join(line for line in err.splitlines() if line.startswith('ojx: a') or 'written' in line)}")
+        if program.returncode != 0:
+            self.fail(f"dynamic attach: the program exited {program.returncode}: {err[-1500:]}")
+        for what, result in (("start", started), ("dump", dumped), ("stop", stopped)):
+            if "return code: 0" not in result.stdout:
+                self.fail(f"dynamic attach: {what} failed: {result.stdout[-300:]} {result.stderr[-300:]}")
+        if "return code: 0" in again.stdout:
+            self.fail("dynamic attach: a dump after stop should be refused")
+        if dumped_profile is None or not dumped_profile.get("contexts"):
+            self.fail("dynamic attach: the dump wrote no profile with contexts")
+        elif dumped_profile["run"]["samples"] == 0:
+            self.fail("dynamic attach: no samples from the threads that were running before the attach")
+        if not any("written at stop" in line for line in err.splitlines()):
+            self.fail("dynamic attach: no profile written at stop")
+
+    def run(self):
+        if not os.path.exists(os.path.join(DEBIAN_JDK, "bin", "javac")):
+            print(f"Debian's JDK 17 is required ({DEBIAN_JDK})")
+            return 2
+        self.compile()
+        seconds = "3" if self.quick else "5"
+        seed = 1
+        for gc in ("Serial", "Parallel", "G1"):
+            self.replicas(DEBIAN_JDK, f"jdk17-{gc}-1thread", [f"-XX:+Use{gc}GC"],
+                          ["--seconds", seconds, "--threads", "1"], seed, expect_moves=False)
+            seed += 1
+            self.replicas(DEBIAN_JDK, f"jdk17-{gc}-8threads-small-heap", [f"-XX:+Use{gc}GC", "-Xmx64m"],
+                          ["--seconds", seconds, "--threads", "8", "--gc-pressure"], seed, expect_moves=True)
+            seed += 1
+        others = sorted(path for path in glob.glob("/usr/lib/jvm/*")
+                        if os.path.exists(os.path.join(path, "bin", "java")) and not os.path.islink(path)
+                        and os.path.realpath(path) != os.path.realpath(DEBIAN_JDK))
+        for jdk in others:
+            self.replicas(jdk, f"{os.path.basename(jdk)}-G1-4threads", ["-Xmx64m"],
+                          ["--seconds", seconds, "--threads", "4", "--gc-pressure"], seed, expect_moves=True)
+            seed += 1
+        self.stress(DEBIAN_JDK)
+        self.options(DEBIAN_JDK)
+        self.attach(DEBIAN_JDK)
+        reported = self.planted_reported / self.planted_pairs if self.planted_pairs else 0
+        coverage = self.bounds_held / self.planted_reported if self.planted_reported else 0
+        print(f"planted sites reported in {self.planted_reported} of {self.planted_pairs} (run, site) pairs: "
+              f"{reported:.0%} (need 80 %); bounds held in {self.bounds_held} of them: {coverage:.0%} (need 80 %)")
+        if reported < 0.8:
+            self.fail(f"planted sites reported in only {reported:.0%} of (run, site) pairs")
+        if coverage < 0.8:
+            self.fail(f"bounds coverage {coverage:.0%} < 80 %")
+        print("JVM agent suite: " + ("passed" if not self.problems else f"{len(self.problems)} problem(s)"))
+        for problem in self.problems:
+            print("FAIL: " + problem)
+        return 0 if not self.problems else 1
+
+
+def main(argv):
+    positional = [a for a in argv[1:] if not a.startswith("--")]
+    if len(positional) != 3:
+        print(__doc__)
+        return 2
+    agent, sources, workdir = positional
+    if not os.path.exists(agent):
+        print(f"no agent at {agent}")
+        return 2
+    os.makedirs(workdir, exist_ok=True)
+    return Suite(agent, sources, workdir, "--quick" in argv).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
