@@ -568,6 +568,7 @@ void agent::write_profile(JNIEnv* jni, const char* why) {
                      {"relocation_check_failures", r.check_failures.load()},
                      {"objects_tracked_now", objects_->size()},
                      {"single_steps", c.steps.load()},
+                     {"single_steps_refused_at_system_calls", c.steps_refused.load()},
                      {"sampling_interrupts", c.triggers.load()},
                      {"heap_sampling_interval", settings_.interval}}};
     std::ofstream out(file_);

@@ -144,6 +144,20 @@ struct hardware_backend::internals {
         return true;
     }
 
+    // Signal-safe: whether the trap flag may stay set over the instruction at the context's pc. Never over a
+    // system call: one that blocks SIGTRAP (sigprocmask; glibc's pthread_create blocks every signal around
+    // clone) or creates a thread (the child inherits the flag, with signals blocked) takes its single-step trap
+    // with SIGTRAP blocked, and the kernel then kills the process with it. Nor while the interrupted code has
+    // SIGTRAP blocked.
+    static bool may_step_over(const ucontext_t& context) noexcept {
+        if (sigismember(&context.uc_sigmask, SIGTRAP) == 1) return false;
+        std::uint8_t code[max_instruction_length];
+        if (read_code(pc_of(context), code) < 2) return false;
+        const bool system_call = (code[0] == 0x0F && (code[1] == 0x05 || code[1] == 0x34)) || // syscall, sysenter
+                                 (code[0] == 0xCD && code[1] == 0x80);                       // int 0x80
+        return !system_call;
+    }
+
     static void start_stepping(hardware_backend& backend, thread_state& state, pid_t tid,
                                ucontext_t& context) noexcept {
         if (state.stepping) {
@@ -153,6 +167,10 @@ struct hardware_backend::internals {
         state.steps_to_skip = static_cast<std::uint32_t>(state.rng.below(backend.options_.max_random_steps + 1));
         state.steps_taken = 0;
         if (state.steps_to_skip == 0 && try_sample_here(backend, tid, context)) return;
+        if (!may_step_over(context)) {
+            backend.counters_.steps_refused.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
         state.stepping = true;
         flags_of(context) |= trap_flag;
     }
@@ -169,6 +187,10 @@ struct hardware_backend::internals {
         }
         if (!done && state.steps_taken >= backend.options_.max_steps) {
             backend.counters_.gave_up.fetch_add(1, std::memory_order_relaxed);
+            done = true;
+        }
+        if (!done && !may_step_over(context)) {
+            backend.counters_.steps_refused.fetch_add(1, std::memory_order_relaxed);
             done = true;
         }
         if (done) {

@@ -69,6 +69,7 @@ struct backend_counters {
     std::atomic<std::uint64_t> steps{0};                // single-step traps taken
     std::atomic<std::uint64_t> samples{0};              // samples delivered
     std::atomic<std::uint64_t> gave_up{0};              // no memory access within max_steps
+    std::atomic<std::uint64_t> steps_refused{0};        // stopped before a system call, or SIGTRAP was blocked
     std::atomic<std::uint64_t> unreadable{0};           // decoded address (or code) could not be read
     std::atomic<std::uint64_t> traps{0};                // watchpoint traps delivered
     std::atomic<std::uint64_t> traps_unknown{0};        // trap of a slot disarmed since (lazily, see disarm)
