@@ -1,6 +1,7 @@
 // The decode sampler on this machine: every sample it delivers must be a real access — its address inside the
 // buffer a loop reads, its value what memory holds there — on one thread and on eight, on every trigger the
 // machine offers. And it must spread samples over the accesses well enough for the estimator.
+#include "child_process.hpp"
 #include "hardware_test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -63,23 +64,6 @@ backend_options options_for(sampler_kind kind) {
 }
 
 } // namespace
-
-// One backend per process: each scenario runs in a child process so they can use different triggers.
-template <class Body>
-void in_child_process(Body body) {
-    std::fflush(nullptr);
-    const pid_t child = fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-        const int failures = body();
-        std::fflush(nullptr);
-        _exit(failures == 0 ? 0 : 1);
-    }
-    int status = 0;
-    REQUIRE(waitpid(child, &status, 0) == child);
-    REQUIRE(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
-}
 
 TEST_CASE("decode sampler: samples from one thread are real accesses to the buffer it reads") {
     for (sampler_kind kind : {sampler_kind::decode, sampler_kind::decode_timer}) {

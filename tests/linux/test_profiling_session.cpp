@@ -7,6 +7,7 @@
 // measured and what failed, and exits non-zero when something did.
 #include "ojx/hardware/profiling_session.hpp"
 
+#include "child_process.hpp"
 #include "hardware_test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -92,23 +93,6 @@ unsigned long long ull(std::uint64_t value) { return static_cast<unsigned long l
             std::printf("%s:%d: expected %s\n", __FILE__, __LINE__, #condition);            \
         }                                                                                   \
     } while (0)
-
-// One backend per process: each scenario runs in a child process.
-template <class Body>
-void in_child_process(Body body) {
-    std::fflush(nullptr);
-    const pid_t child = fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-        const int failures = body();
-        std::fflush(nullptr);
-        _exit(failures == 0 ? 0 : 1);
-    }
-    int status = 0;
-    REQUIRE(waitpid(child, &status, 0) == child);
-    REQUIRE(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // 1. attach_thread: the main thread attaches a worker that is already reading.
