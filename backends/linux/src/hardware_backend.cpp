@@ -127,20 +127,34 @@ struct hardware_backend::internals {
         return true;
     }
 
+    // The code bytes at the interrupted pc, read once per signal: both the decoder and the system-call check
+    // need them, and each fault-safe read is a system call (≈ 1 µs).
+    struct code_at_pc {
+        std::uint64_t pc;
+        std::uint8_t bytes[max_instruction_length];
+        std::size_t available;
+    };
+
+    // Signal-safe.
+    static code_at_pc read_code_at_pc(const ucontext_t& context) noexcept {
+        code_at_pc code{};
+        code.pc = pc_of(context);
+        code.available = read_code(code.pc, code.bytes);
+        return code;
+    }
+
     // Signal-safe. Decodes the instruction at the interrupted pc; true when it accessed memory (sample taken or
     // its address unreadable), false when stepping must go on.
-    static bool try_sample_here(hardware_backend& backend, pid_t tid, ucontext_t& context) noexcept {
-        std::uint8_t code[max_instruction_length];
-        const std::uint64_t pc = pc_of(context);
-        const std::size_t available = read_code(pc, code);
-        if (available == 0) {
+    static bool try_sample_here(hardware_backend& backend, pid_t tid, const ucontext_t& context,
+                                const code_at_pc& code) noexcept {
+        if (code.available == 0) {
             backend.counters_.unreadable.fetch_add(1, std::memory_order_relaxed);
             return true;
         }
         register_file registers = from_ucontext(context);
-        const decoded_instruction decoded = decode_access(code, available, registers);
+        const decoded_instruction decoded = decode_access(code.bytes, code.available, registers);
         if (decoded.status != decode_status::memory_access) return false;
-        deliver_sample(backend, decoded, pc, tid, context);
+        deliver_sample(backend, decoded, code.pc, tid, context);
         return true;
     }
 
@@ -149,12 +163,12 @@ struct hardware_backend::internals {
     // clone) or creates a thread (the child inherits the flag, with signals blocked) takes its single-step trap
     // with SIGTRAP blocked, and the kernel then kills the process with it. Nor while the interrupted code has
     // SIGTRAP blocked.
-    static bool may_step_over(const ucontext_t& context) noexcept {
+    static bool may_step_over(const ucontext_t& context, const code_at_pc& code) noexcept {
         if (sigismember(&context.uc_sigmask, SIGTRAP) == 1) return false;
-        std::uint8_t code[max_instruction_length];
-        if (read_code(pc_of(context), code) < 2) return false;
-        const bool system_call = (code[0] == 0x0F && (code[1] == 0x05 || code[1] == 0x34)) || // syscall, sysenter
-                                 (code[0] == 0xCD && code[1] == 0x80);                       // int 0x80
+        if (code.available < 2) return false;
+        const std::uint8_t* bytes = code.bytes;
+        const bool system_call = (bytes[0] == 0x0F && (bytes[1] == 0x05 || bytes[1] == 0x34)) || // syscall, sysenter
+                                 (bytes[0] == 0xCD && bytes[1] == 0x80);                        // int 0x80
         return !system_call;
     }
 
@@ -166,8 +180,9 @@ struct hardware_backend::internals {
         }
         state.steps_to_skip = static_cast<std::uint32_t>(state.rng.below(backend.options_.max_random_steps + 1));
         state.steps_taken = 0;
-        if (state.steps_to_skip == 0 && try_sample_here(backend, tid, context)) return;
-        if (!may_step_over(context)) {
+        const code_at_pc code = read_code_at_pc(context);
+        if (state.steps_to_skip == 0 && try_sample_here(backend, tid, context, code)) return;
+        if (!may_step_over(context, code)) {
             backend.counters_.steps_refused.fetch_add(1, std::memory_order_relaxed);
             return;
         }
@@ -179,17 +194,18 @@ struct hardware_backend::internals {
     static void step(hardware_backend& backend, thread_state& state, pid_t tid, ucontext_t& context) noexcept {
         backend.counters_.steps.fetch_add(1, std::memory_order_relaxed);
         ++state.steps_taken;
+        const code_at_pc code = read_code_at_pc(context);
         bool done = false;
         if (state.steps_to_skip > 0) {
             --state.steps_to_skip;
         } else {
-            done = try_sample_here(backend, tid, context);
+            done = try_sample_here(backend, tid, context, code);
         }
         if (!done && state.steps_taken >= backend.options_.max_steps) {
             backend.counters_.gave_up.fetch_add(1, std::memory_order_relaxed);
             done = true;
         }
-        if (!done && !may_step_over(context)) {
+        if (!done && !may_step_over(context, code)) {
             backend.counters_.steps_refused.fetch_add(1, std::memory_order_relaxed);
             done = true;
         }
