@@ -13,6 +13,7 @@
 // A profiler must never take the program down: bad options stop start-up with a message (at launch) or fail the
 // attach (dynamic); every fault at run time degrades and is said once.
 #include "heap_layout.hpp"
+#include "hotspot_flags.hpp"
 #include "java_names.hpp"
 #include "jvm_frame.hpp"
 #include "method_names.hpp"
@@ -38,7 +39,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -163,7 +163,7 @@ private:
     }
     void create_method_ids_of_loaded_classes();
     type_id intern_type(const char* signature);
-    std::string collectors(JNIEnv* jni);
+    std::string collector(JNIEnv* jni);
     void attach_running_java_threads();
     void start_agent_thread();
     static void* agent_thread_main(void* self);
@@ -248,8 +248,10 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
     return std::nullopt;
 }
 
-std::string agent::collectors(JNIEnv* jni) {
-    // The collectors' names, as java.lang.management reports them ("G1 Young Generation", "ZGC Cycles", …).
+std::string agent::collector(JNIEnv* jni) {
+    if (auto from_flags = hotspot_collector()) return *from_flags;
+    // Not HotSpot, or its flag table unreadable: the collectors' names, as java.lang.management reports them
+    // ("G1 Young Generation", "ZGC Cycles", …).
     std::string names;
     if (jni->PushLocalFrame(32) != JNI_OK) return names;
     const jclass factory = jni->FindClass("java/lang/management/ManagementFactory");
@@ -281,7 +283,7 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
     if (profiling()) return std::string("already profiling");
     if (settings_.agent.help) return std::nullopt;
 
-    const std::string gc = collectors(jni);
+    const std::string gc = collector(jni);
     if (gc.find("ZGC") != std::string::npos || gc.find("Shenandoah") != std::string::npos)
         return "the collector (" + gc + ") moves objects while Java threads run, so sampled addresses cannot be "
                "attributed to objects safely; use -XX:+UseG1GC, -XX:+UseParallelGC or -XX:+UseSerialGC";

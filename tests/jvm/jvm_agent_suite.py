@@ -103,6 +103,11 @@ class Suite:
                 self.planted_reported += 1
                 self.bounds_held += (context["omega"] - check_profile.SLACK <= site["ratio"]
                                      <= context["gamma"] + check_profile.SLACK)
+        # The collector is named from HotSpot's flags (G1 when none is chosen: 2 cores and 24 GiB make a server).
+        chosen = [flag[len("-XX:+Use"):-len("GC")] for flag in jvm_flags if re.fullmatch(r"-XX:\+Use\w+GC", flag)]
+        collector = chosen[0] if chosen else "G1"
+        if not run.get("runtime", "").endswith(f"({collector})"):
+            self.fail(f"{name}: run.runtime '{run.get('runtime')}' does not name the collector {collector}")
         if agent.get("relocation_check_failures", 1) != 0:
             self.fail(f"{name}: {agent.get('relocation_check_failures')} relocated arrays had a wrong length")
         if expect_moves and not agent.get("collections_relocated"):
