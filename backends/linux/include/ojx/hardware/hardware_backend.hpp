@@ -67,6 +67,7 @@ struct backend_counters {
     std::atomic<std::uint64_t> triggers{0};             // sampling interrupts
     std::atomic<std::uint64_t> triggers_while_stepping{0};
     std::atomic<std::uint64_t> steps{0};                // single-step traps taken
+    std::atomic<std::uint64_t> found_ahead{0};          // samples found by decoding ahead: no (more) steps
     std::atomic<std::uint64_t> samples{0};              // samples delivered
     std::atomic<std::uint64_t> gave_up{0};              // no memory access within max_steps
     std::atomic<std::uint64_t> steps_refused{0};        // stopped before a system call, or SIGTRAP was blocked
