@@ -272,7 +272,9 @@ TEST_CASE("where perf_event is forbidden: the CPU-time timer samples, watchpoint
         const check c = classify(rec->recorded_samples(), words.get(), 0);
         std::printf("%zu samples, %zu inside\n", c.samples, c.inside);
         failures += c.samples < 50; // see the timer's note above
-        failures += c.inside * 100 < c.samples * 99;
+        // ≥ 98 %: the timer gives ~250 samples, and an interrupt that strikes during the loop's occasional clock
+        // read samples the stack access after it returns; 3 such of 250 were seen once under load (98.8 %).
+        failures += c.inside * 100 < c.samples * 98;
         // A forced perf-based sampler is an error that says why and what works instead.
         hardware_backend forced;
         const auto error = forced.start(options_for(sampler_kind::decode), rec->delivery());

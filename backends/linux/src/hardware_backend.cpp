@@ -142,10 +142,15 @@ struct hardware_backend::internals {
     };
 
     // Signal-safe. The access that `skip` more steps and then stepping to the next access would reach, when it
-    // can be found by decoding ahead (find_access_ahead): delivered at once, and true. False: single-step.
+    // can be found by decoding ahead (find_access_ahead; with skip 0 that includes the instruction at the pc):
+    // delivered at once, and true. Unreadable code ends the attempt (true): it could not be stepped over safely.
+    // False: single-step.
     static bool try_sample_ahead(hardware_backend& backend, pid_t tid, const ucontext_t& context,
                                  const code_at_pc& code, std::uint32_t skip) noexcept {
-        if (code.available == 0) return false;
+        if (code.available == 0) {
+            backend.counters_.unreadable.fetch_add(1, std::memory_order_relaxed);
+            return true;
+        }
         register_file registers = from_ucontext(context);
         const access_ahead ahead =
             find_access_ahead(code.bytes, code.available, registers, skip, lookahead_instructions);
@@ -161,21 +166,6 @@ struct hardware_backend::internals {
         code.pc = pc_of(context);
         code.available = read_code(code.pc, code.bytes);
         return code;
-    }
-
-    // Signal-safe. Decodes the instruction at the interrupted pc; true when it accessed memory (sample taken or
-    // its address unreadable), false when stepping must go on.
-    static bool try_sample_here(hardware_backend& backend, pid_t tid, const ucontext_t& context,
-                                const code_at_pc& code) noexcept {
-        if (code.available == 0) {
-            backend.counters_.unreadable.fetch_add(1, std::memory_order_relaxed);
-            return true;
-        }
-        register_file registers = from_ucontext(context);
-        const decoded_instruction decoded = decode_access(code.bytes, code.available, registers);
-        if (decoded.status != decode_status::memory_access) return false;
-        deliver_sample(backend, decoded, code.pc, tid, context);
-        return true;
     }
 
     // Signal-safe: whether the trap flag may stay set over the instruction at the context's pc. Never over a
@@ -202,7 +192,6 @@ struct hardware_backend::internals {
         state.steps_taken = 0;
         const code_at_pc code = read_code_at_pc(context);
         if (try_sample_ahead(backend, tid, context, code, state.steps_to_skip)) return;
-        if (state.steps_to_skip == 0 && try_sample_here(backend, tid, context, code)) return;
         if (!may_step_over(context, code)) {
             backend.counters_.steps_refused.fetch_add(1, std::memory_order_relaxed);
             return;
@@ -218,7 +207,6 @@ struct hardware_backend::internals {
         const code_at_pc code = read_code_at_pc(context);
         if (state.steps_to_skip > 0) --state.steps_to_skip;
         bool done = try_sample_ahead(backend, tid, context, code, state.steps_to_skip);
-        if (!done && state.steps_to_skip == 0) done = try_sample_here(backend, tid, context, code);
         if (!done && state.steps_taken >= backend.options_.max_steps) {
             backend.counters_.gave_up.fetch_add(1, std::memory_order_relaxed);
             done = true;
