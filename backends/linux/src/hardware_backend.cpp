@@ -1,6 +1,7 @@
 #include "ojx/hardware/hardware_backend.hpp"
 
 #include "ojx/hardware/fault_safe_read.hpp"
+#include "ojx/hardware/access_lookahead.hpp"
 #include "ojx/hardware/instruction_decoder.hpp"
 #include "ojx/hardware/signals.hpp"
 #include "ojx/hardware/thread_table.hpp"
@@ -88,20 +89,23 @@ bool breakpoint_cover(std::uint64_t where, std::uint8_t width, std::uint64_t& ba
     return where + width <= base + 8;
 }
 
-// Signal-safe: the code bytes at `pc` (up to N); code may end just before an unmapped page, so a failed full
-// read is retried with what is left of the page. Returns the number of bytes read (0: unreadable).
-template <std::size_t N>
-std::size_t read_code(std::uint64_t pc, std::uint8_t (&code)[N]) noexcept {
-    if (read_memory(pc, code, N)) return N;
+// Signal-safe: up to `size` code bytes at `pc`; code may end just before an unmapped page, so a failed full
+// read is retried with what is left of the page. Returns the number of bytes read (0: unreadable). A
+// code_reader for find_access_ahead.
+std::size_t read_code(std::uint64_t pc, std::uint8_t* code, std::size_t size) noexcept {
+    if (read_memory(pc, code, size)) return size;
     const std::size_t rest_of_page = 4096 - (pc & 4095);
-    if (rest_of_page < N && read_memory(pc, code, rest_of_page)) return rest_of_page;
+    if (rest_of_page < size && read_memory(pc, code, rest_of_page)) return rest_of_page;
     return 0;
 }
 
-// How far the sampler decodes ahead before it falls back to single steps: straight-line runs in compiled code
-// are short, and one read of 64 bytes costs what one of 15 does.
+template <std::size_t N>
+std::size_t read_code(std::uint64_t pc, std::uint8_t (&code)[N]) noexcept {
+    return read_code(pc, code, N);
+}
+
+// How much code the sampler reads at the pc for looking ahead: one read of 64 bytes costs what one of 15 does.
 constexpr std::size_t lookahead_bytes = 64;
-constexpr std::uint32_t lookahead_instructions = 16;
 
 std::uint64_t random_period(thread_state& state, double mean) noexcept {
     // Uniform in [0.5, 1.5] × mean: a fixed period can lock onto a loop and sample one instruction forever.
@@ -151,9 +155,8 @@ struct hardware_backend::internals {
             backend.counters_.unreadable.fetch_add(1, std::memory_order_relaxed);
             return true;
         }
-        register_file registers = from_ucontext(context);
         const access_ahead ahead =
-            find_access_ahead(code.bytes, code.available, registers, skip, lookahead_instructions);
+            find_access_ahead(code.bytes, code.available, from_ucontext(context), skip, read_code);
         if (!ahead.found) return false;
         backend.counters_.found_ahead.fetch_add(1, std::memory_order_relaxed);
         deliver_sample(backend, ahead.access, ahead.pc, tid, context);

@@ -2,6 +2,7 @@
 // instruction make? Everything here runs in signal handlers: Zydis decodes into caller-provided structures
 // (no allocation, no global state besides the decoder settings initialised at load).
 #include "ojx/hardware/instruction_decoder.hpp"
+#include "zydis_decoding.hpp"
 
 #include <Zydis/Zydis.h>
 
@@ -115,23 +116,6 @@ bool effective_address(const ZydisDecodedInstruction& instruction, const ZydisDe
 
 // --- Which operand is the access ------------------------------------------------------------------------------
 
-// Instructions whose memory operand names a line to act on (prefetch, flush, write back) or nothing (NOP with a
-// ModRM operand) rather than data they read or write.
-bool touches_no_data(const ZydisDecodedInstruction& instruction) noexcept {
-    switch (instruction.meta.category) {
-    case ZYDIS_CATEGORY_NOP:
-    case ZYDIS_CATEGORY_WIDENOP:
-    case ZYDIS_CATEGORY_PREFETCH:
-    case ZYDIS_CATEGORY_PREFETCHWT1:
-    case ZYDIS_CATEGORY_CLFLUSHOPT:
-    case ZYDIS_CATEGORY_CLWB:
-    case ZYDIS_CATEGORY_CLDEMOTE:
-        return true;
-    default:
-        return instruction.mnemonic == ZYDIS_MNEMONIC_CLFLUSH;
-    }
-}
-
 enum class operand_role { none, data_access, vector_addressed };
 
 operand_role role_of(const ZydisDecodedOperand& operand) noexcept {
@@ -159,6 +143,29 @@ bool reads(const ZydisDecodedOperand& operand) noexcept {
 }
 
 } // namespace
+
+namespace zydis {
+
+const ZydisDecoder* ready_decoder() noexcept {
+    return decoder_state.load(std::memory_order_acquire) == ready ? &long_mode_decoder : nullptr;
+}
+
+bool touches_no_data(const ZydisDecodedInstruction& instruction) noexcept {
+    switch (instruction.meta.category) {
+    case ZYDIS_CATEGORY_NOP:
+    case ZYDIS_CATEGORY_WIDENOP:
+    case ZYDIS_CATEGORY_PREFETCH:
+    case ZYDIS_CATEGORY_PREFETCHWT1:
+    case ZYDIS_CATEGORY_CLFLUSHOPT:
+    case ZYDIS_CATEGORY_CLWB:
+    case ZYDIS_CATEGORY_CLDEMOTE:
+        return true;
+    default:
+        return instruction.mnemonic == ZYDIS_MNEMONIC_CLFLUSH;
+    }
+}
+
+} // namespace zydis
 
 // --- Public functions -----------------------------------------------------------------------------------------
 
@@ -192,6 +199,7 @@ register_file from_ucontext(const ucontext_t& context) noexcept {
                  reg(REG_RSI), reg(REG_RDI), reg(REG_R8),  reg(REG_R9),  reg(REG_R10), reg(REG_R11),
                  reg(REG_R12), reg(REG_R13), reg(REG_R14), reg(REG_R15)};
     regs.rip = reg(REG_RIP);
+    regs.rflags = reg(REG_EFL);
     return regs;
 }
 
@@ -227,7 +235,7 @@ decoded_instruction decode_access(const std::uint8_t* code, std::size_t availabl
     }
     result.length = instruction.length;
     result.status = decode_status::no_memory_access;
-    if (touches_no_data(instruction)) {
+    if (zydis::touches_no_data(instruction)) {
         return result;
     }
     ZydisDecodedOperand operands[ZYDIS_MAX_OPERAND_COUNT];
@@ -268,111 +276,6 @@ decoded_instruction decode_access(const std::uint8_t* code, std::size_t availabl
     result.status = decode_status::memory_access;
     result.width = static_cast<std::uint16_t>(access->size / 8);
     result.kind = reads(*access) ? ojx::access_kind::load : ojx::access_kind::store;
-    return result;
-}
-
-namespace {
-
-// Executing it may leave straight-line code, enter the kernel or trap without touching memory.
-bool may_divert(const ZydisDecodedInstruction& instruction) noexcept {
-    if (instruction.meta.branch_type != ZYDIS_BRANCH_TYPE_NONE ||
-        (instruction.attributes & ZYDIS_ATTRIB_IS_PRIVILEGED) != 0) {
-        return true;
-    }
-    switch (instruction.meta.category) {
-    case ZYDIS_CATEGORY_CALL:
-    case ZYDIS_CATEGORY_COND_BR:
-    case ZYDIS_CATEGORY_UNCOND_BR:
-    case ZYDIS_CATEGORY_RET:
-    case ZYDIS_CATEGORY_SYSCALL:
-    case ZYDIS_CATEGORY_SYSRET:
-    case ZYDIS_CATEGORY_SYSTEM:
-    case ZYDIS_CATEGORY_INTERRUPT:
-    case ZYDIS_CATEGORY_RDWRFSGS:
-    case ZYDIS_CATEGORY_UINTR:
-        return true;
-    default:
-        break;
-    }
-    switch (instruction.mnemonic) {
-    case ZYDIS_MNEMONIC_DIV:
-    case ZYDIS_MNEMONIC_IDIV:
-    case ZYDIS_MNEMONIC_UD0:
-    case ZYDIS_MNEMONIC_UD1:
-    case ZYDIS_MNEMONIC_UD2:
-    case ZYDIS_MNEMONIC_HLT:
-    case ZYDIS_MNEMONIC_XBEGIN: // transactional memory: an abort jumps to the fallback path
-    case ZYDIS_MNEMONIC_XABORT:
-    case ZYDIS_MNEMONIC_XEND:
-        return true;
-    default:
-        return false;
-    }
-}
-
-// Bit i set: general register i (hardware order, any width of it) is among `operand`'s registers.
-std::uint16_t gpr_bit(ZydisRegister reg) noexcept {
-    const ZydisRegister full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
-    if (full < ZYDIS_REGISTER_RAX || full > ZYDIS_REGISTER_R15) return 0;
-    return static_cast<std::uint16_t>(1u << (full - ZYDIS_REGISTER_RAX));
-}
-
-} // namespace
-
-access_ahead find_access_ahead(const std::uint8_t* code, std::size_t available, register_file& regs,
-                               std::uint32_t skip, std::uint32_t max_instructions) noexcept {
-    access_ahead result;
-    if (decoder_state.load(std::memory_order_acquire) != ready || code == nullptr) {
-        return result;
-    }
-    const std::uint64_t start_rip = regs.rip;
-    std::uint16_t written_gprs = 0;
-    std::size_t offset = 0;
-    for (std::uint32_t index = 0; index < max_instructions && offset < available; ++index) {
-        ZydisDecoderContext context;
-        ZydisDecodedInstruction instruction;
-        const std::size_t left = available - offset;
-        ZydisDecodedOperand operands[ZYDIS_MAX_OPERAND_COUNT];
-        if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&long_mode_decoder, &context, code + offset,
-                                                        left < max_instruction_length ? left : max_instruction_length,
-                                                        &instruction)) ||
-            !ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&long_mode_decoder, &context, &instruction, operands,
-                                                     instruction.operand_count))) {
-            break;
-        }
-        if (index >= skip) {
-            regs.rip = start_rip + offset;
-            const decoded_instruction access = decode_access(code + offset, left, regs);
-            if (access.status == decode_status::memory_access) {
-                std::uint16_t address_gprs = 0;
-                for (std::size_t i = 0; i < instruction.operand_count; ++i) {
-                    if (operands[i].type != ZYDIS_OPERAND_TYPE_MEMORY) continue;
-                    address_gprs |= gpr_bit(operands[i].mem.base) | gpr_bit(operands[i].mem.index);
-                }
-                if (instruction.mnemonic == ZYDIS_MNEMONIC_XLAT) address_gprs |= gpr_bit(ZYDIS_REGISTER_AL);
-                if ((address_gprs & written_gprs) == 0) {
-                    result = {true, access, regs.rip, index};
-                }
-                break;
-            }
-        }
-        // Not the access: it runs before the access, so it must leave the answer unchanged.
-        if (may_divert(instruction)) break;
-        bool writes_memory = false;
-        for (std::size_t i = 0; i < instruction.operand_count; ++i) {
-            const ZydisDecodedOperand& operand = operands[i];
-            if ((operand.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) == 0) continue;
-            if (operand.type == ZYDIS_OPERAND_TYPE_MEMORY && operand.mem.type != ZYDIS_MEMOP_TYPE_AGEN &&
-                !touches_no_data(instruction)) {
-                writes_memory = true;
-            } else if (operand.type == ZYDIS_OPERAND_TYPE_REGISTER) {
-                written_gprs |= gpr_bit(operand.reg.value);
-            }
-        }
-        if (writes_memory) break;
-        offset += instruction.length;
-    }
-    regs.rip = start_rip;
     return result;
 }
 

@@ -30,6 +30,7 @@ struct register_file {
 
     std::array<std::uint64_t, 16> gprs{};
     std::uint64_t rip = 0;
+    std::uint64_t rflags = 0; // only find_access_ahead uses it (for conditional branches)
     std::uint64_t fs_base = 0;
     std::uint64_t gs_base = 0;
     bool fs_base_known = false;
@@ -89,27 +90,6 @@ bool initialize_instruction_decoder() noexcept;
 //  * Addresses: base + index * scale + displacement, RIP-relative from the next instruction (regs.rip + length),
 //    FS/GS segment base added, truncated to 32 bits with an address-size (0x67) prefix before the segment base.
 decoded_instruction decode_access(const std::uint8_t* code, std::size_t available, register_file& regs) noexcept;
-
-// The sampler's question, answered without executing: the data access a single-stepping sampler would reach
-// from regs.rip after stepping over `skip` instructions (the first data access at or after instruction `skip`),
-// found by decoding ahead along `code` (`available` bytes at regs.rip). Only when executing the instructions
-// before it cannot change the answer: none of them transfers control (any branch, call, return), enters the
-// kernel or can trap without a memory operand (syscall, int, ud2, div, privileged or system instructions,
-// transactional memory), writes memory (a store, push, call), or writes a general register that the access's
-// address uses. Loads among them are allowed: they change no memory. Then `found` is true, `access` is what
-// decode_access gives at that instruction (an unreadable value is the caller's business), `pc` its address and
-// `instructions_ahead` how many instructions precede it. Otherwise `found` is false and the caller single-steps
-// as before; also when no access lies within `max_instructions` or the bytes end first.
-// Each answer is exactly the one stepping would give, apart from other threads writing the accessed memory in
-// the meantime (a race the stepping sampler has too). Signal-safe, as decode_access.
-struct access_ahead {
-    bool found = false;
-    decoded_instruction access;
-    std::uint64_t pc = 0;
-    std::uint32_t instructions_ahead = 0;
-};
-access_ahead find_access_ahead(const std::uint8_t* code, std::size_t available, register_file& regs,
-                               std::uint32_t skip, std::uint32_t max_instructions) noexcept;
 
 // The data access of the instruction that ends exactly at `next_pc`, for watchpoint traps: x86 data breakpoints
 // trap after the access, with rip at the next instruction, and x86 cannot be decoded backwards unambiguously.
