@@ -16,8 +16,8 @@
 using namespace ojx::hardware;
 
 // Hand-written code with each construct find_access_ahead follows or stops at: loops closed by jcc after cmp and
-// after dec, 32-bit arithmetic, movsxd, shifts, lea, a jmp over an instruction that must not run, a store, an
-// untaken js and ja, a cmov (unknown result), a call. rdi: 64 words (all positive), rsi: count (8).
+// after dec, 32-bit arithmetic, movsxd, shifts, lea, a rep string instruction (one step per iteration), a jmp over
+// an instruction that must not run, a store, an untaken js and ja, a cmov (unknown result), a call. rdi: 64 words (all positive), rsi: count (8).
 extern "C" std::uint64_t ojx_lookahead_snippet(std::uint64_t* words, std::uint64_t count);
 asm(R"(
     .text
@@ -31,6 +31,11 @@ ojx_lookahead_snippet:
     inc %ecx
     cmp %esi, %ecx
     jl 1b
+    mov %rsi, %r10
+    mov %rdi, %rsi
+    mov $3, %ecx
+    rep lodsq
+    mov %r10, %rsi
     lea 64(%rdi), %r8
     mov $5, %r9d
 2:  add (%r8), %eax

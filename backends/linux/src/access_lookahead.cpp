@@ -428,6 +428,11 @@ bool follow(const ZydisDecodedInstruction& instruction, const ZydisDecodedOperan
         return follow_jump(instruction, operands, thread);
     }
     if (may_divert(instruction)) return false;
+    // A rep-prefixed string instruction takes one single step per iteration, not one per instruction.
+    if (instruction.meta.category == ZYDIS_CATEGORY_STRINGOP &&
+        (instruction.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE)) != 0) {
+        return false;
+    }
     for (std::size_t i = 0; i < instruction.operand_count; ++i) {
         const ZydisDecodedOperand& operand = operands[i];
         if ((operand.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0 && operand.type == ZYDIS_OPERAND_TYPE_MEMORY &&

@@ -45,8 +45,8 @@ struct access_ahead {
 //    and any other instruction that changes a status flag make the flags unknown.
 //  * Control: a direct jmp is followed; a conditional jump (jcc) is followed while the flags are known. Any other
 //    transfer (call, ret, indirect jump, loop, jrcxz), a system call, an instruction that can trap without a
-//    memory operand (div, ud2, int, privileged and system instructions, transactional memory) or a write to
-//    memory (store, push) ends the search: stepping past it could change what comes next.
+//    memory operand (div, ud2, int, privileged and system instructions, transactional memory), a write to
+//    memory (store, push) or a rep-prefixed string instruction (stepped once per iteration) ends the search.
 //  * Loads before the access change no memory; they are followed as above.
 // `found` is false when the search ends, when no access comes within the limits, or when code cannot be read;
 // the caller then single-steps. A found answer is the one stepping would give, apart from other threads writing
