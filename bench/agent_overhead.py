@@ -9,6 +9,7 @@ usage: agent_overhead.py BUILD_DIR [PAIRS] [OPTIONS] [WORKLOAD ARGS...]
   OPTIONS: OJX_OPTIONS (default rate=200); WORKLOAD ARGS: e.g. --threads 2 --rounds 32000 --churn 1024
 """
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -23,15 +24,30 @@ def cpu_seconds(command, env):
     return usage.ru_utime + usage.ru_stime
 
 
+def median_interval(ratios, level=0.95, resamples=2000):
+    """Bootstrap interval of the median pair ratio (seeded, so a rerun on the same numbers prints the same)."""
+    rng = random.Random(1)
+    medians = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(resamples))
+    return medians[int((1 - level) / 2 * resamples)], medians[int((1 + level) / 2 * resamples) - 1]
+
+
 def main(argv):
-    if len(argv) < 2:
+    if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(__doc__)
-        return 2
+        return 0 if len(argv) >= 2 else 2
     build = argv[1]
-    pairs = int(argv[2]) if len(argv) > 2 else 7
+    try:
+        pairs = int(argv[2]) if len(argv) > 2 else 7
+    except ValueError:
+        sys.exit(f"agent_overhead: PAIRS must be a whole number, not {argv[2]!r}")
+    if pairs < 1:
+        sys.exit("agent_overhead: PAIRS must be at least 1")
     options = argv[3] if len(argv) > 3 else "rate=200"
     command = [os.path.join(build, "bench", "overhead_workload")] + argv[4:]
     agent = os.path.join(build, "examples", "libojxpreload.so")
+    for needed in (command[0], agent):
+        if not os.path.exists(needed):
+            sys.exit(f"agent_overhead: {needed} does not exist; build {build} first (benchmarks and examples)")
     ratios = []
     with tempfile.TemporaryDirectory() as work:
         profiled_env = dict(os.environ, LD_PRELOAD=agent, OJX_OPTIONS=f"file={work}/profile.json,quiet,{options}")
@@ -41,9 +57,10 @@ def main(argv):
             ratios.append(profiled / plain)
             print(f"pair {pair + 1}: plain {plain:.3f} s, profiled {profiled:.3f} s CPU; ratio {ratios[-1]:.4f}",
                   flush=True)
+    low, high = median_interval(ratios)
     print(f"{' '.join(argv[4:]) or 'defaults'}, OJX_OPTIONS {options}: overhead "
-          f"{100 * (statistics.median(ratios) - 1):.2f} % (median of {pairs} pairs; ratios "
-          f"{min(ratios):.3f}..{max(ratios):.3f})")
+          f"{100 * (statistics.median(ratios) - 1):.2f} % (median of {pairs} pairs; 95 % bootstrap interval "
+          f"{100 * (low - 1):.2f}..{100 * (high - 1):.2f} %; ratios {min(ratios):.3f}..{max(ratios):.3f})")
     return 0
 
 
