@@ -11,9 +11,12 @@
 
 #include <benchmark/benchmark.h>
 
+#include <bit>
+
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <new>
 #include <random>
 #include <vector>
 
@@ -207,6 +210,36 @@ void BM_std_map_lookup_dependent(benchmark::State& state) {
                                                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+// The floor under any hashed lookup of a table this size: per probe address, the same multiply-shift hash of its
+// 4 KiB granule and one 8-byte read from the 64-byte line it selects, in a table of as many bytes as the
+// interval map's (huge pages advised, every page touched), no comparison. What a lookup costs beyond this is its
+// own work; this is what the memory system charges for one random line.
+void BM_memory_floor_one_random_line(benchmark::State& state) {
+    const auto count = static_cast<std::size_t>(state.range(0));
+    const heap& h = make_heap(count);
+    const std::size_t bytes = std::bit_ceil(make_map(count, ojx::interval_map_config{}.granule_shift).map->cell_capacity() *
+                                            (sizeof(ojx::object_map::entry)));
+    const std::size_t lines = bytes / 64;
+    const auto shift = static_cast<unsigned>(64 - std::countr_zero(lines));
+    auto* table = static_cast<std::uint64_t*>(::operator new(bytes, std::align_val_t{2 << 20}));
+    advise_huge_pages(table, bytes);
+    for (std::size_t w = 0; w < bytes / 8; ++w) table[w] = w;
+    const std::size_t mask = h.probes.size() - 1;
+    std::size_t i = 0;
+    std::uint64_t sum = 0;
+    for (auto _ : state) {
+        const std::uint64_t line = ((h.probes[i & mask] >> 12) * 0x9E3779B97F4A7C15ULL) >> shift;
+        sum += table[line * 8];
+        ++i;
+    }
+    benchmark::DoNotOptimize(sum);
+    ::operator delete(table, bytes, std::align_val_t{2 << 20});
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+    state.counters["table_bytes"] = static_cast<double>(bytes);
+    state.counters["ns_per_lookup"] = benchmark::Counter(static_cast<double>(state.iterations()),
+                                                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 // Writer side: one allocation (insert) and one free (erase) per iteration in a heap of 100 K live objects.
 void BM_interval_map_insert_erase(benchmark::State& state) {
     const auto count = static_cast<std::size_t>(state.range(0));
@@ -230,6 +263,7 @@ void BM_interval_map_insert_erase(benchmark::State& state) {
 BENCHMARK(BM_interval_map_lookup)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
 BENCHMARK(BM_interval_map_lookup_granule_1k)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
 BENCHMARK(BM_std_map_lookup)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
+BENCHMARK(BM_memory_floor_one_random_line)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
 BENCHMARK(BM_interval_map_lookup_dependent)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
 BENCHMARK(BM_std_map_lookup_dependent)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
 BENCHMARK(BM_interval_map_insert_erase)->Arg(100'000);
