@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -277,12 +278,16 @@ public:
             ++stats_.samples_unreadable;
             return;
         }
+        const probe sampled{offset, masked(sample.value, width), digest, width, sample.access_context};
         if (state->last_paired_target != object.payload.serial) {
             state->last_paired_target = object.payload.serial;
-            pair_with_earlier(*state, object.payload, object.begin, size);
+            auto scan = scan_remembered<true>(*state, object.payload.serial);
+            pair_with_earlier(*state, scan, object.payload, object.begin, size);
+            remember(*state, scan.own_slot, object.payload.serial, size, sampled);
+        } else {
+            remember(*state, scan_remembered<false>(*state, object.payload.serial).own_slot, object.payload.serial,
+                     size, sampled);
         }
-        remember(*state, object.payload.serial, size,
-                 probe{offset, masked(sample.value, width), digest, width, sample.access_context});
     }
 
     // Signal-safe: called when the watchpoint in `trap.slot` fires.
@@ -377,6 +382,13 @@ private:
         std::size_t access_count = 0; // entries used in `accesses`
     };
 
+    // What one pass over a context's remembered serials finds for a sampled object.
+    struct remembered_scan {
+        std::array<std::uint8_t, 64> earlier; // slots holding objects older than it; remembered_objects ≤ 64
+        std::size_t earlier_count = 0;
+        std::size_t own_slot = 0; // its own slot; remembered_objects when it has none
+    };
+
     struct watch_payload {
         context_id context = no_context;
         std::uint64_t source_serial = 0;
@@ -468,8 +480,12 @@ private:
     bool window_digest(address begin, std::uint64_t size, std::uint64_t offset, std::uint64_t& digest) noexcept {
         digest = 0;
         if (config_.compare_window == 0) return true;
-        const std::uint64_t start = offset / config_.compare_window * config_.compare_window;
-        const std::uint64_t end = std::min<std::uint64_t>(start + config_.compare_window, size);
+        const std::uint64_t window = config_.compare_window;
+        // A 64-bit division costs more than the rest of the arithmetic here; windows are usually powers of two.
+        // (Not std::has_single_bit: without -mpopcnt it is a library call.)
+        const bool power_of_two = (window & (window - 1)) == 0;
+        const std::uint64_t start = power_of_two ? offset & ~(window - 1) : offset / window * window;
+        const std::uint64_t end = std::min<std::uint64_t>(start + window, size);
         content_digest hash;
         std::array<unsigned char, 256> buffer;
         for (std::uint64_t at = start; at < end;) {
@@ -482,15 +498,37 @@ private:
         return true;
     }
 
-    void pair_with_earlier(context_state& state, const object_info& target, address target_begin,
-                           std::uint64_t target_size) noexcept {
-        std::array<std::uint8_t, 64> eligible; // slot numbers; remembered_objects ≤ 64
-        std::size_t count = 0;
+    // Every sample looks for its object's own slot; a sample that pairs also needs the earlier objects, found in
+    // the same pass.
+    template <bool find_earlier>
+    remembered_scan scan_remembered(const context_state& state, std::uint64_t serial) const noexcept {
+        remembered_scan scan;
+        // Bit i: slot i holds the object. A mask rather than a conditional slot number, which the compiler turns
+        // into a branch that mispredicts on every sample whose object is remembered.
+        std::uint64_t own_slots = 0;
+        std::size_t earlier_count = 0; // a local, not a member of scan, so that it stays in a register
         for (std::size_t i = 0; i < config_.remembered_objects; ++i) {
-            const std::uint64_t serial = state.remembered_serials[i];
-            eligible[count] = static_cast<std::uint8_t>(i);
-            count += (serial != 0 && serial < target.serial) ? 1 : 0; // a remembered object has ≥ 1 probe
+            const std::uint64_t remembered = state.remembered_serials[i];
+            own_slots |= std::uint64_t{remembered == serial} << i;
+            if constexpr (find_earlier) {
+                scan.earlier[earlier_count] = static_cast<std::uint8_t>(i);
+                // 0 < remembered < serial in one comparison (serial ≥ 1): 0 is an empty slot, and wraps to the
+                // largest value. A remembered object has ≥ 1 probe.
+                earlier_count += remembered - 1 < serial - 1 ? 1 : 0;
+            }
         }
+        // At most one slot holds it (remember fills a slot only with an object no slot holds).
+        scan.own_slot =
+            own_slots == 0 ? config_.remembered_objects : static_cast<std::size_t>(std::countr_zero(own_slots));
+        scan.earlier_count = earlier_count;
+        return scan;
+    }
+
+    // May reorder scan.earlier.
+    void pair_with_earlier(context_state& state, remembered_scan& scan, const object_info& target,
+                           address target_begin, std::uint64_t target_size) noexcept {
+        auto& eligible = scan.earlier;
+        const std::size_t count = scan.earlier_count;
         if (count == 0) return;
         // The policy picks a rank among the eligible objects ordered oldest to newest; select just that one (a
         // uniform pick needs no order).
@@ -519,8 +557,10 @@ private:
         // all of them; once the replacement policy is consulted, this sample has had its one chance at a slot
         // (Witch: a new sample takes at most one slot).
         for (std::size_t k = 0; k < n; ++k) {
-            const std::size_t index =
-                (source.next_probe + config_.probes_per_object - 1 - k) % config_.probes_per_object;
+            // (next_probe - 1 - k) modulo probes_per_object without a division: k < probe_count ≤ probes_per_object.
+            const std::size_t per_object = config_.probes_per_object;
+            const std::size_t before = source.next_probe + per_object - 1 - k;
+            const std::size_t index = before >= per_object ? before - per_object : before;
             if (!watch(state, source_serial, target, target_begin, probes[index], weight)) break;
         }
     }
@@ -550,10 +590,9 @@ private:
         return !placed.evicted;
     }
 
-    void remember(context_state& state, std::uint64_t serial, std::uint64_t size, const probe& p) noexcept {
-        std::size_t slot = config_.remembered_objects;
-        for (std::size_t i = 0; i < config_.remembered_objects; ++i)
-            if (state.remembered_serials[i] == serial) slot = i;
+    // `slot`: the object's slot among the remembered ones (see scan_remembered), remembered_objects when none.
+    void remember(context_state& state, std::size_t slot, std::uint64_t serial, std::uint64_t size,
+                  const probe& p) noexcept {
         if (slot == config_.remembered_objects) {
             if (state.last_offered_serial == serial) return; // offered to the policy already and not kept
             state.last_offered_serial = serial;
@@ -566,7 +605,7 @@ private:
         remembered_object& r = state.remembered[slot];
         state.probes[slot * config_.probes_per_object + r.next_probe] = p;
         const auto probes_per_object = static_cast<std::uint32_t>(config_.probes_per_object);
-        r.next_probe = (r.next_probe + 1) % probes_per_object;
+        r.next_probe = r.next_probe + 1 == probes_per_object ? 0 : r.next_probe + 1;
         r.probe_count = std::min(r.probe_count + 1, probes_per_object);
     }
 

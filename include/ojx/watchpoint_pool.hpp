@@ -43,20 +43,25 @@ struct reservoir_replacement {
     static constexpr std::string_view name = "reservoir";
 
     std::optional<std::size_t> choose_victim(std::span<slot_history> slots, fast_random& rng) noexcept {
+        // Draws from a local copy of the generator: for all the compiler knows the slots may alias it, so drawing
+        // from `rng` itself stores and reloads its state around every count below.
+        fast_random draws = rng;
         std::array<std::uint8_t, max_watchpoint_slots> order;
         const std::size_t count = slots.size() < max_watchpoint_slots ? slots.size() : max_watchpoint_slots;
         for (std::size_t i = 0; i < count; ++i) order[i] = static_cast<std::uint8_t>(i);
         for (std::size_t i = count; i > 1; --i) { // Fisher-Yates
-            const auto j = static_cast<std::size_t>(rng.below(i));
+            const auto j = static_cast<std::size_t>(draws.below(i));
             std::swap(order[i - 1], order[j]);
         }
-        for (std::size_t i = 0; i < count; ++i) {
+        std::optional<std::size_t> victim;
+        for (std::size_t i = 0; i < count && !victim; ++i) {
             slot_history& slot = slots[order[i]];
-            const bool take = rng.chance(1, slot.competitors + 1);
+            const bool take = draws.chance(1, slot.competitors + 1);
             ++slot.competitors;
-            if (take) return order[i];
+            if (take) victim = order[i];
         }
-        return std::nullopt;
+        rng = draws;
+        return victim;
     }
 };
 
@@ -114,23 +119,23 @@ public:
 
     // Offers a new candidate: a free slot if there is one, else whatever the policy decides. Signal-safe.
     placement offer(address where, std::uint8_t width, const Payload& payload) noexcept {
-        placement result;
         std::optional<std::size_t> slot;
         for (std::size_t i = 0; i < slot_count_ && !slot; ++i)
             if (!armed_[i]) slot = i;
+        // No `placement` built up front: GCC clears all of it with `rep stos`, which costs more than declining.
+        std::optional<watch> evicted;
         if (slot) {
             history_[*slot].competitors = 0;
         } else {
             slot = policy_.choose_victim(std::span<slot_history>(history_.data(), slot_count_), rng_);
-            if (!slot) return result;
-            result.evicted = watches_[*slot];
+            if (!slot) return {};
+            evicted = watches_[*slot];
         }
         watches_[*slot] = watch{where, width, payload};
         armed_[*slot] = true;
         history_[*slot].armed_at = ++arm_sequence_;
         if (history_[*slot].competitors == 0) history_[*slot].competitors = 1;
-        result.slot = slot;
-        return result;
+        return {slot, evicted};
     }
 
     // Frees a slot (the watchpoint fired, or its object died). Returns what it watched. Signal-safe.
