@@ -45,13 +45,33 @@ struct thread_state {
     std::uint32_t steps_to_skip = 0;
     std::uint32_t steps_taken = 0;
     fast_random rng{};
+    // With a sampler running: the armed_slot::generation each of this thread's debug registers reflects (see
+    // hardware_backend::arm). Touched only by this thread.
+    std::array<std::uint64_t, max_slots> synced_generation{};
 };
 
-// What an armed slot watches, as the profiler asked (`where`, `width`) and as the debug register was set.
+// What an armed slot watches, as the profiler asked (`where`, `width`) and as the debug register is to be set
+// (`base`, `length`). `generation` is a seqlock over the whole record: odd while arm or disarm rewrites it, and
+// each rewrite makes it larger, so a thread can tell whether its copy of the slot is current.
 struct armed_slot {
+    std::atomic<std::uint64_t> generation{0};
     std::atomic<std::uint64_t> where{0};
     std::atomic<std::uint8_t> width{0};
     std::atomic<bool> armed{false};
+    std::atomic<std::uint64_t> base{0};
+    std::atomic<std::uint8_t> length{0};
+};
+
+// Writer side of the seqlock (arm and disarm; the profiler serialises them).
+void begin_slot_update(armed_slot& slot) noexcept {
+    slot.generation.fetch_add(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+}
+void end_slot_update(armed_slot& slot) noexcept { slot.generation.fetch_add(1, std::memory_order_release); }
+
+// A consistent copy of a slot's target, for a debug register.
+struct slot_target {
+    bool armed = false;
     std::uint64_t base = 0;
     std::uint8_t length = 0;
 };
@@ -274,6 +294,14 @@ struct hardware_backend::internals {
     static void trap(hardware_backend& backend, thread_state& state, std::size_t slot, pid_t tid,
                      const ucontext_t& context) noexcept {
         armed_slot& armed = slots[slot];
+        if (backend.chosen_ != sampler_kind::none &&
+            state.synced_generation[slot] != armed.generation.load(std::memory_order_acquire)) {
+            // Armed lazily (see `arm`): this thread's register still watched an earlier target. Bring it up to
+            // date; the access was not to the slot's address.
+            sync_breakpoints(backend, state, tid);
+            backend.counters_.traps_unknown.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
         if (!armed.armed.load(std::memory_order_acquire)) {
             // Disarmed lazily (see `disarm`): this thread's copy still watched; turn it off, here, for free.
             ::ioctl(state.breakpoint_fds[slot], PERF_EVENT_IOC_DISABLE, 0);
@@ -316,6 +344,7 @@ struct hardware_backend::internals {
         auto& context = *static_cast<ucontext_t*>(raw_context);
         if (info->si_code == SI_TIMER) {
             backend->counters_.triggers.fetch_add(1, std::memory_order_relaxed);
+            sync_breakpoints(*backend, *state, tid);
             rearm_timer(*backend, *state);
             start_stepping(*backend, *state, tid, context);
             return;
@@ -323,6 +352,7 @@ struct hardware_backend::internals {
         const int fd = info->si_fd;
         if (fd >= 0 && fd == state->trigger_fd) {
             backend->counters_.triggers.fetch_add(1, std::memory_order_relaxed);
+            sync_breakpoints(*backend, *state, tid);
             if (state->ring != nullptr) {
                 drain_ring(*backend, *state, tid, context);
                 return;
@@ -416,8 +446,11 @@ struct hardware_backend::internals {
         static std::uint64_t parked; // disabled breakpoints point here
         for (std::size_t slot = 0; slot < backend.slots_; ++slot) {
             const armed_slot& armed = slots[slot];
+            // Opened parked; the first sync_breakpoints (or an eager arm) points it at the slot's target.
+            state.synced_generation[slot] = ~std::uint64_t{0};
             const bool on = armed.armed.load(std::memory_order_relaxed);
-            perf_event_attr attr = on ? breakpoint_attr(armed.base, armed.length, false)
+            perf_event_attr attr = on ? breakpoint_attr(armed.base.load(std::memory_order_relaxed),
+                                                        armed.length.load(std::memory_order_relaxed), false)
                                       : breakpoint_attr(reinterpret_cast<std::uint64_t>(&parked), 8, true);
             const int fd = open_perf_event(attr, tid);
             if (fd < 0) return std::string("perf_event_open (breakpoint): ") + std::strerror(-fd);
@@ -447,13 +480,42 @@ struct hardware_backend::internals {
         }
     }
 
-    // Signal-safe: points one thread's breakpoint in `slot` at the slot's target, or disables it.
+    // Signal-safe: points one thread's breakpoint in `slot` at the slot's target, or disables it. Only where the
+    // slot cannot change meanwhile (the writer of the slot, or under its seqlock).
     static bool set_breakpoint(hardware_backend& backend, thread_state& state, std::size_t slot, pid_t tid) noexcept {
         const armed_slot& armed = slots[slot];
+        return point_breakpoint(backend, state, slot, tid,
+                                {armed.armed.load(std::memory_order_relaxed), armed.base.load(std::memory_order_relaxed),
+                                 armed.length.load(std::memory_order_relaxed)});
+    }
+
+    // Signal-safe, on the calling thread only: brings each of its debug registers up to date with its slot, for
+    // the slots armed or disarmed by other threads since (hardware_backend::arm). A slot being rewritten right
+    // now is left for the next call.
+    static void sync_breakpoints(hardware_backend& backend, thread_state& state, pid_t tid) noexcept {
+        for (std::size_t slot = 0; slot < backend.slots_; ++slot) {
+            const armed_slot& armed = slots[slot];
+            const std::uint64_t generation = armed.generation.load(std::memory_order_acquire);
+            if (generation == state.synced_generation[slot] || (generation & 1) != 0) continue;
+            const slot_target target{armed.armed.load(std::memory_order_relaxed),
+                                     armed.base.load(std::memory_order_relaxed),
+                                     armed.length.load(std::memory_order_relaxed)};
+            std::atomic_thread_fence(std::memory_order_acquire);
+            if (armed.generation.load(std::memory_order_relaxed) != generation) continue;
+            if (!point_breakpoint(backend, state, slot, tid, target)) {
+                backend.counters_.arm_failures.fetch_add(1, std::memory_order_relaxed);
+            }
+            state.synced_generation[slot] = generation;
+        }
+    }
+
+    // Signal-safe.
+    static bool point_breakpoint(hardware_backend& backend, thread_state& state, std::size_t slot, pid_t tid,
+                                 const slot_target& target) noexcept {
         int& fd = state.breakpoint_fds[slot];
         if (fd < 0) return false;
-        if (!armed.armed.load(std::memory_order_relaxed)) return ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) == 0;
-        perf_event_attr attr = breakpoint_attr(armed.base, armed.length, false);
+        if (!target.armed) return ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) == 0;
+        perf_event_attr attr = breakpoint_attr(target.base, target.length, false);
         if (backend.caps_.breakpoint_modify) return ::ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &attr) == 0;
         // Kernels before 4.17: reopen.
         ::close(fd);
@@ -675,14 +737,28 @@ bool hardware_backend::arm(std::size_t slot, address where, std::uint8_t width) 
         counters_.arm_failures.fetch_add(1, std::memory_order_relaxed);
         return false;
     }
+    begin_slot_update(armed);
     armed.armed.store(false, std::memory_order_release);
-    armed.base = base;
-    armed.length = length;
+    armed.base.store(base, std::memory_order_relaxed);
+    armed.length.store(length, std::memory_order_relaxed);
     armed.where.store(where, std::memory_order_relaxed);
     armed.width.store(width, std::memory_order_relaxed);
     armed.armed.store(true, std::memory_order_release);
+    end_slot_update(armed);
     bool all = true;
-    threads.for_each([&](pid_t tid, thread_state& state) { all &= internals::set_breakpoint(*this, state, slot, tid); });
+    if (chosen_ != sampler_kind::none) {
+        // Lazy: only the calling thread's register now. Every other thread points its own at the next sampling
+        // interrupt it takes (sync_breakpoints), which comes while it runs, the only time it can touch the
+        // address. Rewriting a register of a thread running on another CPU costs a cross-CPU call, and with
+        // many threads every arm would pay one per thread.
+        const pid_t tid = current_tid();
+        if (thread_state* self = threads.find(tid)) {
+            all = internals::set_breakpoint(*this, *self, slot, tid);
+            self->synced_generation[slot] = armed.generation.load(std::memory_order_relaxed);
+        }
+    } else {
+        threads.for_each([&](pid_t tid, thread_state& state) { all &= internals::set_breakpoint(*this, state, slot, tid); });
+    }
     if (!all) {
         counters_.arm_failures.fetch_add(1, std::memory_order_relaxed);
         disarm(slot);
@@ -691,14 +767,21 @@ bool hardware_backend::arm(std::size_t slot, address where, std::uint8_t width) 
 }
 
 // Lazy: the slot is marked free and the calling thread's debug register turned off; the other threads' copies stay
-// until they trap once on the old address (and turn theirs off) or the slot is re-armed. Disabling a breakpoint
+// until they trap once on the old address (and turn theirs off), take a sampling interrupt (sync_breakpoints) or
+// the slot is re-armed. Disabling a breakpoint
 // of a thread running on another CPU costs a cross-CPU call, and the profiler disarms after every trap — usually
 // to re-arm the slot elsewhere soon after, which rewrites every copy anyway.
 void hardware_backend::disarm(std::size_t slot) noexcept {
     if (slot >= slots_) return;
-    slots[slot].armed.store(false, std::memory_order_release);
+    armed_slot& armed = slots[slot];
+    begin_slot_update(armed);
+    armed.armed.store(false, std::memory_order_release);
+    end_slot_update(armed);
     const pid_t tid = current_tid();
-    if (thread_state* self = threads.find(tid)) internals::set_breakpoint(*this, *self, slot, tid);
+    if (thread_state* self = threads.find(tid)) {
+        internals::set_breakpoint(*this, *self, slot, tid);
+        if (chosen_ != sampler_kind::none) self->synced_generation[slot] = armed.generation.load(std::memory_order_relaxed);
+    }
 }
 
 } // namespace ojx::hardware

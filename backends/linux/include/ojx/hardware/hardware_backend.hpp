@@ -73,7 +73,7 @@ struct backend_counters {
     std::atomic<std::uint64_t> steps_refused{0};        // stopped before a system call, or SIGTRAP was blocked
     std::atomic<std::uint64_t> unreadable{0};           // decoded address (or code) could not be read
     std::atomic<std::uint64_t> traps{0};                // watchpoint traps delivered
-    std::atomic<std::uint64_t> traps_unknown{0};        // trap of a slot disarmed since (lazily, see disarm)
+    std::atomic<std::uint64_t> traps_unknown{0};        // trap on a slot's old address (lazy disarm / arm)
     std::atomic<std::uint64_t> traps_undecoded{0};      // trapping instruction not found; width assumed
     std::atomic<std::uint64_t> arm_failures{0};
 };
@@ -116,9 +116,11 @@ public:
     const capabilities& machine() const noexcept { return caps_; }
     const backend_counters& counters() const noexcept { return counters_; }
 
-    // The watchpoint_arming concept. Signal-safe; `arm` affects every attached thread; `disarm` frees the slot at
-    // once and turns the debug registers off lazily (a thread may trap once more on the old address; that trap
-    // is counted in `traps_unknown` and not delivered).
+    // The watchpoint_arming concept. Signal-safe. `arm` affects every attached thread: at once without a sampler;
+    // with one, the calling thread at once and each other thread at its next sampling interrupt (no cross-CPU
+    // call per thread per arm). `disarm` frees the slot at once and turns the debug registers off lazily. A
+    // thread may trap once more on a slot's old address; that trap is counted in `traps_unknown` and not
+    // delivered.
     std::size_t slot_count() const noexcept { return slots_; }
     bool arm(std::size_t slot, address where, std::uint8_t width) noexcept;
     void disarm(std::size_t slot) noexcept;
