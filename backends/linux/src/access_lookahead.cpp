@@ -7,6 +7,7 @@
 
 #include <Zydis/Zydis.h>
 
+#include <array>
 #include <bit>
 
 namespace ojx::hardware {
@@ -140,6 +141,49 @@ std::uint64_t sub_flags(std::uint64_t a, std::uint64_t b, std::uint64_t result, 
 void set_flags(followed_thread& thread, std::uint64_t defined, std::uint64_t values) noexcept {
     thread.regs.rflags = (thread.regs.rflags & ~defined) | (values & defined);
     thread.known_flags |= defined;
+}
+
+// x86's sixteen conditions, in encoding order (the low nibble of the jcc, setcc and cmovcc opcodes): each odd one
+// is the negation of the even one before it.
+constexpr std::array<ZydisMnemonic, 16> jumps = {
+    ZYDIS_MNEMONIC_JO, ZYDIS_MNEMONIC_JNO, ZYDIS_MNEMONIC_JB,  ZYDIS_MNEMONIC_JNB,  ZYDIS_MNEMONIC_JZ, ZYDIS_MNEMONIC_JNZ,
+    ZYDIS_MNEMONIC_JBE, ZYDIS_MNEMONIC_JNBE, ZYDIS_MNEMONIC_JS, ZYDIS_MNEMONIC_JNS, ZYDIS_MNEMONIC_JP, ZYDIS_MNEMONIC_JNP,
+    ZYDIS_MNEMONIC_JL, ZYDIS_MNEMONIC_JNL, ZYDIS_MNEMONIC_JLE, ZYDIS_MNEMONIC_JNLE};
+constexpr std::array<ZydisMnemonic, 16> sets = {
+    ZYDIS_MNEMONIC_SETO,  ZYDIS_MNEMONIC_SETNO,  ZYDIS_MNEMONIC_SETB, ZYDIS_MNEMONIC_SETNB, ZYDIS_MNEMONIC_SETZ,
+    ZYDIS_MNEMONIC_SETNZ, ZYDIS_MNEMONIC_SETBE,  ZYDIS_MNEMONIC_SETNBE, ZYDIS_MNEMONIC_SETS, ZYDIS_MNEMONIC_SETNS,
+    ZYDIS_MNEMONIC_SETP,  ZYDIS_MNEMONIC_SETNP,  ZYDIS_MNEMONIC_SETL, ZYDIS_MNEMONIC_SETNL, ZYDIS_MNEMONIC_SETLE,
+    ZYDIS_MNEMONIC_SETNLE};
+constexpr std::array<ZydisMnemonic, 16> conditional_moves = {
+    ZYDIS_MNEMONIC_CMOVO,  ZYDIS_MNEMONIC_CMOVNO,  ZYDIS_MNEMONIC_CMOVB, ZYDIS_MNEMONIC_CMOVNB, ZYDIS_MNEMONIC_CMOVZ,
+    ZYDIS_MNEMONIC_CMOVNZ, ZYDIS_MNEMONIC_CMOVBE,  ZYDIS_MNEMONIC_CMOVNBE, ZYDIS_MNEMONIC_CMOVS, ZYDIS_MNEMONIC_CMOVNS,
+    ZYDIS_MNEMONIC_CMOVP,  ZYDIS_MNEMONIC_CMOVNP,  ZYDIS_MNEMONIC_CMOVL, ZYDIS_MNEMONIC_CMOVNL, ZYDIS_MNEMONIC_CMOVLE,
+    ZYDIS_MNEMONIC_CMOVNLE};
+
+// Which of the sixteen conditions `mnemonic` of `family` tests; false if it is not in the family.
+bool condition_of(ZydisMnemonic mnemonic, const std::array<ZydisMnemonic, 16>& family, unsigned& condition) noexcept {
+    for (unsigned i = 0; i < family.size(); ++i) {
+        if (family[i] == mnemonic) {
+            condition = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+// Whether condition `condition` holds; false when a flag it tests is unknown.
+bool condition_holds(unsigned condition, const followed_thread& thread, bool& holds) noexcept {
+    static constexpr std::array<std::uint64_t, 8> tested = {overflow,        carry, zero,          carry | zero,
+                                                            sign,            parity, sign | overflow, zero | sign | overflow};
+    if ((thread.known_flags & tested[condition / 2]) != tested[condition / 2]) return false;
+    const std::uint64_t flags = thread.regs.rflags;
+    const bool cf = (flags & carry) != 0;
+    const bool zf = (flags & zero) != 0;
+    const bool sf = (flags & sign) != 0;
+    const bool of = (flags & overflow) != 0;
+    const std::array<bool, 8> even = {of, cf, zf, cf || zf, sf, (flags & parity) != 0, sf != of, zf || sf != of};
+    holds = even[condition / 2] != ((condition & 1) != 0);
+    return true;
 }
 
 // Where the look-ahead reads memory, and how many more reads it may make.
@@ -323,40 +367,56 @@ bool compute(const ZydisDecodedInstruction& instruction, const ZydisDecodedOpera
         thread.known_flags &= ~overflow;
         break;
     }
-    default:
-        return false;
+    case ZYDIS_MNEMONIC_NEG:
+        if (visible != 1 || !known_destination) return false;
+        result = (0 - a) & mask;
+        set_flags(thread, status_flags, sub_flags(0, a, result, bits));
+        break;
+    case ZYDIS_MNEMONIC_NOT: // changes no flag
+        if (visible != 1 || !known_destination) return false;
+        result = ~a & mask;
+        break;
+    case ZYDIS_MNEMONIC_IMUL: {
+        // imul r, r/imm and imul r, r, imm: the low half, and CF = OF = whether the signed product overflowed it.
+        // SF, ZF and PF are undefined.
+        std::uint64_t x = a;
+        const ZydisDecodedOperand* factor = &operands[1];
+        if (visible == 3) {
+            if (!operand_value(operands[1], thread, bits, x)) return false;
+            factor = &operands[2];
+        } else if (visible != 2 || !known_destination) {
+            return false;
+        }
+        if (!operand_value(*factor, thread, bits, b)) return false;
+        const unsigned unused = 64 - bits;
+        std::int64_t product = 0; // wrapped to 64 bits when it overflows them
+        bool overflowed = __builtin_mul_overflow(static_cast<std::int64_t>(x << unused) >> unused,
+                                                 static_cast<std::int64_t>(b << unused) >> unused, &product);
+        result = static_cast<std::uint64_t>(product) & mask;
+        if (bits < 64) overflowed = (static_cast<std::int64_t>(result << unused) >> unused) != product;
+        set_flags(thread, carry | overflow, overflowed ? carry | overflow : 0);
+        thread.known_flags &= ~(parity | zero | sign);
+        break;
+    }
+    default: {
+        unsigned condition = 0;
+        bool holds = false;
+        if (condition_of(instruction.mnemonic, sets, condition)) {
+            if (visible != 1 || !condition_holds(condition, thread, holds)) return false;
+            result = holds ? 1 : 0;
+        } else if (condition_of(instruction.mnemonic, conditional_moves, condition)) {
+            // A 32-bit cmov clears the upper half even when it does not move.
+            if (visible != 2 || !condition_holds(condition, thread, holds) || !known_destination) return false;
+            if (holds && !operand_value(operands[1], thread, bits, result)) return false;
+            if (!holds) result = a;
+        } else {
+            return false;
+        }
+        break;
+    }
     }
     if (writes) write_gpr(thread, destination, result & mask);
     return true;
-}
-
-// The flags a conditional jump tests, and whether it jumps. False for the jumps that test something else
-// (jrcxz, loop).
-bool jump_condition(ZydisMnemonic mnemonic, std::uint64_t flags, std::uint64_t& tested, bool& taken) noexcept {
-    const bool cf = (flags & carry) != 0;
-    const bool pf = (flags & parity) != 0;
-    const bool zf = (flags & zero) != 0;
-    const bool sf = (flags & sign) != 0;
-    const bool of = (flags & overflow) != 0;
-    switch (mnemonic) {
-    case ZYDIS_MNEMONIC_JO: tested = overflow; taken = of; return true;
-    case ZYDIS_MNEMONIC_JNO: tested = overflow; taken = !of; return true;
-    case ZYDIS_MNEMONIC_JB: tested = carry; taken = cf; return true;
-    case ZYDIS_MNEMONIC_JNB: tested = carry; taken = !cf; return true;
-    case ZYDIS_MNEMONIC_JZ: tested = zero; taken = zf; return true;
-    case ZYDIS_MNEMONIC_JNZ: tested = zero; taken = !zf; return true;
-    case ZYDIS_MNEMONIC_JBE: tested = carry | zero; taken = cf || zf; return true;
-    case ZYDIS_MNEMONIC_JNBE: tested = carry | zero; taken = !cf && !zf; return true;
-    case ZYDIS_MNEMONIC_JS: tested = sign; taken = sf; return true;
-    case ZYDIS_MNEMONIC_JNS: tested = sign; taken = !sf; return true;
-    case ZYDIS_MNEMONIC_JP: tested = parity; taken = pf; return true;
-    case ZYDIS_MNEMONIC_JNP: tested = parity; taken = !pf; return true;
-    case ZYDIS_MNEMONIC_JL: tested = sign | overflow; taken = sf != of; return true;
-    case ZYDIS_MNEMONIC_JNL: tested = sign | overflow; taken = sf == of; return true;
-    case ZYDIS_MNEMONIC_JLE: tested = zero | sign | overflow; taken = zf || sf != of; return true;
-    case ZYDIS_MNEMONIC_JNLE: tested = zero | sign | overflow; taken = !zf && sf == of; return true;
-    default: return false;
-    }
 }
 
 // Executing it may leave straight-line code in a way not followed here, enter the kernel or trap without
@@ -411,11 +471,10 @@ bool follow_jump(const ZydisDecodedInstruction& instruction, const ZydisDecodedO
         thread.regs.rip = target;
         return true;
     }
-    std::uint64_t tested = 0;
+    unsigned condition = 0;
     bool taken = false;
-    if (!jump_condition(instruction.mnemonic, thread.regs.rflags, tested, taken) ||
-        (thread.known_flags & tested) != tested) {
-        return false;
+    if (!condition_of(instruction.mnemonic, jumps, condition) || !condition_holds(condition, thread, taken)) {
+        return false; // jrcxz, loop: they test rcx; or a flag is unknown
     }
     thread.regs.rip = taken ? target : next;
     return true;

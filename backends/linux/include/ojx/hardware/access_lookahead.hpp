@@ -35,14 +35,16 @@ struct access_ahead {
 //
 // The instructions before the access are followed, not executed, and the answer is given only when following
 // them is exact:
-//  * Register values: mov, movsxd, lea, add, sub, and, or, xor, inc, dec, shl/shr/sar by an immediate, on 32- or
-//    64-bit registers and immediates, are computed (a 32-bit result zero-extends, as the CPU does). A load into a
+//  * Register values: mov, movzx, movsx, movsxd, lea, add, sub, and, or, xor, inc, dec, neg, not, imul,
+//    shl/shr/sar by an immediate, and setcc and cmovcc on known flags, on registers and immediates of any width,
+//    are computed (a 32-bit result zero-extends, an 8- or 16-bit one merges, as the CPU does). A load into a
 //    register (mov, movzx, movsx, movsxd from memory at a known address, not FS/GS-relative) reads the value
 //    with `read_more`, up to max_data_reads times: pointer and index loads come before most accesses. Any other
 //    write to a general register makes that register unknown; an access whose address uses an unknown register
 //    ends the search.
-//  * Flags: the same instructions, and cmp and test, compute CF, PF, ZF, SF and OF (inc and dec keep CF); shifts
-//    and any other instruction that changes a status flag make the flags unknown.
+//  * Flags: the same instructions, and cmp and test, compute CF, PF, ZF, SF and OF (inc and dec keep CF; not
+//    changes none); what shifts and imul leave undefined becomes unknown, as does every flag any other
+//    instruction changes.
 //  * Control: a direct jmp is followed; a conditional jump (jcc) is followed while the flags are known. Any other
 //    transfer (call, ret, indirect jump, loop, jrcxz), a system call, an instruction that can trap without a
 //    memory operand (div, ud2, int, privileged and system instructions, transactional memory), a write to
