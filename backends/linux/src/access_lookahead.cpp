@@ -99,7 +99,7 @@ bool operand_value(const ZydisDecodedOperand& operand, const followed_thread& th
     return true;
 }
 
-// A register's contribution to an address computed by lea. False when unknown.
+// A register's contribution to an address. False when unknown.
 bool address_part(ZydisRegister reg, const followed_thread& thread, std::uint64_t next_rip,
                   std::uint64_t& value) noexcept {
     if (reg == ZYDIS_REGISTER_NONE) {
@@ -113,6 +113,23 @@ bool address_part(ZydisRegister reg, const followed_thread& thread, std::uint64_
     gpr_ref ref;
     if (!gpr_of(reg, ref) || !known(thread, ref)) return false;
     value = read_gpr(thread, ref);
+    return true;
+}
+
+// The offset a memory operand names (base + index * scale + displacement, cut to the address size; no segment
+// base), computed from known registers: lea's result, or where a followed load reads. False when unknown.
+bool operand_address(const ZydisDecodedInstruction& instruction, const ZydisDecodedOperand& memory,
+                     const followed_thread& thread, std::uint64_t& address) noexcept {
+    const std::uint64_t next_rip = thread.regs.rip + instruction.length;
+    std::uint64_t base = 0;
+    std::uint64_t index = 0;
+    if (memory.type != ZYDIS_OPERAND_TYPE_MEMORY || !address_part(memory.mem.base, thread, next_rip, base) ||
+        !address_part(memory.mem.index, thread, next_rip, index)) {
+        return false;
+    }
+    const std::uint64_t scale = memory.mem.scale == 0 ? 1 : memory.mem.scale;
+    address = (base + index * scale + static_cast<std::uint64_t>(memory.mem.disp.value)) &
+              low_bits(instruction.address_width);
     return true;
 }
 
@@ -225,16 +242,8 @@ bool load_register(const ZydisDecodedInstruction& instruction, const ZydisDecode
         memory.data_reads_left == 0 || memory.read == nullptr) {
         return false; // FS/GS-relative loads (thread-local data) are left to stepping
     }
-    const std::uint64_t next_rip = thread.regs.rip + instruction.length;
-    std::uint64_t base = 0;
-    std::uint64_t index = 0;
-    if (!address_part(source.mem.base, thread, next_rip, base) ||
-        !address_part(source.mem.index, thread, next_rip, index)) {
-        return false;
-    }
-    const std::uint64_t scale = source.mem.scale == 0 ? 1 : source.mem.scale;
-    const std::uint64_t address =
-        (base + index * scale + static_cast<std::uint64_t>(source.mem.disp.value)) & low_bits(instruction.address_width);
+    std::uint64_t address = 0;
+    if (!operand_address(instruction, source, thread, address)) return false;
     std::uint8_t bytes[8] = {};
     --memory.data_reads_left;
     if (memory.read(address, bytes, source_bytes) != source_bytes) return false;
@@ -274,21 +283,9 @@ bool compute(const ZydisDecodedInstruction& instruction, const ZydisDecodedOpera
         result = extend(instruction.mnemonic, result, source_bits);
         break;
     }
-    case ZYDIS_MNEMONIC_LEA: {
-        const ZydisDecodedOperand& memory = operands[1];
-        std::uint64_t base = 0;
-        std::uint64_t index = 0;
-        const std::uint64_t next_rip = thread.regs.rip + instruction.length;
-        if (visible != 2 || memory.type != ZYDIS_OPERAND_TYPE_MEMORY ||
-            !address_part(memory.mem.base, thread, next_rip, base) ||
-            !address_part(memory.mem.index, thread, next_rip, index)) {
-            return false;
-        }
-        const std::uint64_t scale = memory.mem.scale == 0 ? 1 : memory.mem.scale;
-        result = (base + index * scale + static_cast<std::uint64_t>(memory.mem.disp.value)) &
-                 low_bits(instruction.address_width);
+    case ZYDIS_MNEMONIC_LEA:
+        if (visible != 2 || !operand_address(instruction, operands[1], thread, result)) return false;
         break;
-    }
     case ZYDIS_MNEMONIC_ADD:
     case ZYDIS_MNEMONIC_SUB:
     case ZYDIS_MNEMONIC_CMP:
