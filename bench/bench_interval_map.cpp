@@ -18,6 +18,7 @@
 #include <memory>
 #include <new>
 #include <random>
+#include <utility>
 #include <vector>
 
 #if defined(__GLIBC__)
@@ -214,6 +215,12 @@ void BM_std_map_lookup_dependent(benchmark::State& state) {
 // 4 KiB granule and one 8-byte read from the 64-byte line it selects, in a table of as many bytes as the
 // interval map's (huge pages advised, every page touched), no comparison. What a lookup costs beyond this is its
 // own work; this is what the memory system charges for one random line.
+//
+// With Terms > 0, each read is followed by 2·Terms instructions that depend on the word read but not on each other
+// (an add and an xor per term), as the comparisons and the copy of a lookup depend on the line it loaded. Those wait
+// in the processor's scheduler until the line arrives, and the scheduler is small: the more of them each lookup
+// has, the fewer lookups can have their misses in flight at once. This measures what each one costs.
+template <int Terms>
 void BM_memory_floor_one_random_line(benchmark::State& state) {
     const auto count = static_cast<std::size_t>(state.range(0));
     const heap& h = make_heap(count);
@@ -229,13 +236,23 @@ void BM_memory_floor_one_random_line(benchmark::State& state) {
     std::uint64_t sum = 0;
     for (auto _ : state) {
         const std::uint64_t line = ((h.probes[i & mask] >> 12) * 0x9E3779B97F4A7C15ULL) >> shift;
-        sum += table[line * 8];
+        const std::uint64_t word = table[line * 8];
+        std::uint64_t mixed = word;
+        [&]<int... k>(std::integer_sequence<int, k...>) {
+            ((mixed ^= [](std::uint64_t term) {
+                 benchmark::DoNotOptimize(term); // one add per term, kept apart from the others
+                 return term;
+             }(word + k)),
+             ...);
+        }(std::make_integer_sequence<int, Terms>{});
+        sum += mixed;
         ++i;
     }
     benchmark::DoNotOptimize(sum);
     ::operator delete(table, bytes, std::align_val_t{2 << 20});
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
     state.counters["table_bytes"] = static_cast<double>(bytes);
+    state.counters["dependent_instructions"] = 2 * Terms;
     state.counters["ns_per_lookup"] = benchmark::Counter(static_cast<double>(state.iterations()),
                                                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
@@ -263,7 +280,11 @@ void BM_interval_map_insert_erase(benchmark::State& state) {
 BENCHMARK(BM_interval_map_lookup)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
 BENCHMARK(BM_interval_map_lookup_granule_1k)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
 BENCHMARK(BM_std_map_lookup)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
-BENCHMARK(BM_memory_floor_one_random_line)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
+BENCHMARK_TEMPLATE(BM_memory_floor_one_random_line, 0)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
+BENCHMARK_TEMPLATE(BM_memory_floor_one_random_line, 4)->Arg(1'000'000);
+BENCHMARK_TEMPLATE(BM_memory_floor_one_random_line, 8)->Arg(1'000'000);
+BENCHMARK_TEMPLATE(BM_memory_floor_one_random_line, 12)->Arg(1'000'000);
+BENCHMARK_TEMPLATE(BM_memory_floor_one_random_line, 16)->Arg(1'000'000);
 BENCHMARK(BM_interval_map_lookup_dependent)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
 BENCHMARK(BM_std_map_lookup_dependent)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
 BENCHMARK(BM_interval_map_insert_erase)->Arg(100'000);
