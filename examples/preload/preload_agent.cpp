@@ -3,8 +3,8 @@
 //   OJX_OPTIONS=file=replicas.json,rate=200 LD_PRELOAD=/path/to/libojxpreload.so ./program
 //
 // It interposes the allocator (malloc, calloc, realloc, free, the aligned variants, operator new and delete) to
-// track objects at or above the size threshold with their allocation context (the call stack, unwound with the
-// DWARF unwinder), attaches the hardware backend to every thread (pthread_create is interposed so that threads
+// track objects at or above the size threshold with their allocation context (the call stack, unwound from the
+// DWARF call-frame information), attaches the hardware backend to every thread (pthread_create is interposed so that threads
 // started later are profiled too), and writes the JSON profile and a summary at exit.
 //
 // A profiler must never take the program down: bad options print a message and the program runs unprofiled;
@@ -28,6 +28,7 @@
 #include <ctime>
 #include <fstream>
 #include <new>
+#include <optional>
 #include <sstream>
 
 extern "C" {
@@ -54,6 +55,8 @@ struct agent {
     pthread_key_t thread_key{};
     std::uint64_t own_code_begin = 0; // this library's code: its frames are left out of allocation contexts
     std::uint64_t own_code_end = 0;
+    // libunwind's unw_backtrace, when libunwind.so.8 is installed (see find_fast_unwinder); else libgcc's unwinder.
+    int (*fast_backtrace)(void** frames, int capacity) = nullptr;
 };
 
 agent* the_agent = nullptr;
@@ -84,15 +87,34 @@ _Unwind_Reason_Code collect_frame(_Unwind_Context* context, void* raw) {
     return state.count == max_frames ? _URC_END_OF_STACK : _URC_NO_REASON;
 }
 
+// The return addresses of the calling thread's stack outside this library, innermost first, into `frames`.
+std::size_t unwind_callers(std::uint64_t (&frames)[max_frames]) {
+    if (the_agent->fast_backtrace == nullptr) {
+        unwind_state state{frames, 0};
+        _Unwind_Backtrace(collect_frame, &state);
+        return state.count;
+    }
+    constexpr int own_frames_allowance = 8; // this library's frames above the caller (hook, track, this)
+    void* raw[max_frames + own_frames_allowance];
+    const int found = the_agent->fast_backtrace(raw, static_cast<int>(std::size(raw)));
+    std::size_t count = 0;
+    for (int i = 0; i < found && count < max_frames; ++i) {
+        const auto ip = reinterpret_cast<std::uint64_t>(raw[i]);
+        if (ip == 0) break;
+        if (ip >= the_agent->own_code_begin && ip < the_agent->own_code_end) continue;
+        frames[count++] = ip - 1; // a return address: step back into the call instruction
+    }
+    return count;
+}
+
 void track(void* pointer, std::size_t size, allocator kind) {
     if (pointer == nullptr || in_agent || !active.load(std::memory_order_acquire)) return;
     if (size < the_agent->settings.session.profiler.min_object_size) return;
     const agent_scope scope;
     std::uint64_t frames[max_frames];
-    unwind_state state{frames, 0};
-    _Unwind_Backtrace(collect_frame, &state);
+    const std::size_t count = unwind_callers(frames);
     the_agent->session.on_allocation(reinterpret_cast<address>(pointer), size,
-                                     std::span<const std::uint64_t>(frames, state.count), kind);
+                                     std::span<const std::uint64_t>(frames, count), kind);
 }
 
 void untrack(void* pointer) {
@@ -157,10 +179,35 @@ void find_own_code() {
     the_agent->own_code_end = s.end;
 }
 
+// Every tracked allocation unwinds its stack, so the unwinder's speed is most of what tracking costs. libgcc's
+// _Unwind_Backtrace interprets the DWARF call-frame program of every frame on every call (≈ 250 ns a frame
+// here); libunwind's unw_backtrace caches, per thread, how to step over each return address it has seen
+// (≈ 15 ns a frame; bench/RESULTS.md). libunwind also defines _Unwind_* and backtrace, which must not replace
+// libgcc's and glibc's in the profiled program, so it is opened RTLD_LOCAL, out of the global symbol scope,
+// rather than linked. Without it (libunwind8 not installed), libgcc's unwinder does the work.
+// An error message when libunwind cannot be used.
+std::optional<std::string> find_fast_unwinder() {
+    void* library = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) return std::string("libunwind.so.8 cannot be loaded (") + dlerror() + ")";
+    the_agent->fast_backtrace = reinterpret_cast<int (*)(void**, int)>(dlsym(library, "unw_backtrace"));
+    if (the_agent->fast_backtrace == nullptr) return std::string("libunwind.so.8 has no unw_backtrace");
+    return std::nullopt;
+}
+
+// This agent's own options, after the ones it shares with the JVM agent.
+std::vector<option_spec> preload_agent_options() {
+    std::vector<option_spec> specs = common_agent_options();
+    specs.push_back({"unwinder", option_kind::choice, "auto",
+                     "how allocation call stacks are unwound: libunwind (cached, fast), libgcc, or auto (libunwind "
+                     "where libunwind8 is installed)",
+                     {"auto", "libunwind", "libgcc"}});
+    return specs;
+}
+
 [[gnu::constructor]] void start_agent() {
     const agent_scope scope;
     const char* text = std::getenv("OJX_OPTIONS");
-    std::vector<option_spec> specs = common_agent_options();
+    std::vector<option_spec> specs = preload_agent_options();
     options_result parsed = parse_options(text ? text : "", specs);
     if (!parsed.ok()) {
         std::fprintf(stderr, "ojx: OJX_OPTIONS: %s\nojx: not profiling (OJX_OPTIONS=help lists the options)\n",
@@ -180,6 +227,13 @@ void find_own_code() {
     the_agent->file = expand_file_name(the_agent->settings.file_pattern, static_cast<std::uint64_t>(getpid()),
                                        start_time_text());
     find_own_code();
+    if (const std::string& unwinder = parsed.values.choice("unwinder"); unwinder != "libgcc") {
+        if (auto error = find_fast_unwinder(); error && unwinder == "libunwind") {
+            std::fprintf(stderr, "ojx: OJX_OPTIONS: unwinder=libunwind: %s\nojx: not profiling (install libunwind8, or "
+                                 "use unwinder=auto)\n", error->c_str());
+            return;
+        }
+    }
     if (auto error = the_agent->session.start(the_agent->settings.session)) {
         std::fprintf(stderr, "ojx: cannot profile: %s\n", error->c_str());
         return;
@@ -187,9 +241,10 @@ void find_own_code() {
     pthread_key_create(&the_agent->thread_key, detach_thread);
     pthread_atfork(nullptr, nullptr, [] { active.store(false); }); // the child is not profiled
     const hardware_backend& backend = the_agent->session.backend();
-    std::fprintf(stderr, "ojx: profiling pid %d; sampler: %s; watchpoints: %s; profile: %s\n",
+    std::fprintf(stderr, "ojx: profiling pid %d; sampler: %s; watchpoints: %s; allocation stacks: %s; profile: %s\n",
                  static_cast<int>(getpid()), backend.sampler_description().c_str(),
-                 backend.watchpoint_description().c_str(), the_agent->file.c_str());
+                 backend.watchpoint_description().c_str(),
+                 the_agent->fast_backtrace != nullptr ? "libunwind" : "libgcc unwinder", the_agent->file.c_str());
     active.store(true, std::memory_order_release);
     attach_this_thread();
 }

@@ -20,14 +20,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import check_profile  # noqa: E402
 
 
-def run(agent, program, workdir, seed, seconds, profiled):
+def run(agent, program, workdir, seed, seconds, profiled, unwinder="auto"):
     kind = "profiled" if profiled else "plain"
     truth = os.path.join(workdir, f"truth-{kind}-{seed}.json")
     profile = os.path.join(workdir, f"profile-{seed}.json")
     env = dict(os.environ)
     if profiled:
         env["LD_PRELOAD"] = agent
-        env["OJX_OPTIONS"] = f"file={profile},seed={seed},rate=500,quiet"
+        env["OJX_OPTIONS"] = f"file={profile},seed={seed},rate=500,quiet,unwinder={unwinder}"
     result = subprocess.run([program, "--seconds", str(seconds), "--seed", str(seed), "--truth", truth],
                             env=env, capture_output=True, text=True, timeout=120)
     return result, truth, profile
@@ -44,7 +44,10 @@ def main(argv):
     problems = []
     bounds_checked = bounds_held = 0
     for seed in range(1, runs + 1):
-        result, truth, profile = run(agent, program, workdir, seed, seconds, profiled=True)
+        # Allocation stacks come from libunwind where it is installed; the last seed checks libgcc's unwinder, the
+        # fallback, against the same ground truth.
+        unwinder = "libgcc" if seed == runs and runs > 1 else "auto"
+        result, truth, profile = run(agent, program, workdir, seed, seconds, profiled=True, unwinder=unwinder)
         plain, _, _ = run(agent, program, workdir, seed, 0.5, profiled=False)
         if result.returncode != 0:
             problems.append(f"seed {seed}: the profiled program exited {result.returncode}: {result.stderr[-2000:]}")
@@ -54,7 +57,7 @@ def main(argv):
         sites = check_profile.read_truth(truth)
         contexts = check_profile.read_profile(profile)
         rows, notes, failures = check_profile.check(contexts, sites)
-        print(f"--- seed {seed}")
+        print(f"--- seed {seed} (unwinder={unwinder})")
         check_profile.print_table(rows)
         for failure in failures:
             print("  " + failure)
@@ -69,7 +72,7 @@ def main(argv):
                     check_profile.SLACK
     # Bad options: a message that names the problem, and the program runs unprofiled to a normal exit.
     for options, expected in [("bogus=1", "bogus"), ("rate=fast", "rate"), ("sampler=magic", "precise"),
-                              ("rate=0", "rate"), ("help", "threshold")]:
+                              ("rate=0", "rate"), ("help", "threshold"), ("unwinder=magic", "unwinder")]:
         env = dict(os.environ, LD_PRELOAD=agent, OJX_OPTIONS=options)
         result = subprocess.run([program, "--seconds", "0.2"], env=env, capture_output=True, text=True, timeout=60)
         print(f"OJX_OPTIONS={options}: exit {result.returncode}; agent says: "
