@@ -55,8 +55,9 @@ struct agent {
     pthread_key_t thread_key{};
     std::uint64_t own_code_begin = 0; // this library's code: its frames are left out of allocation contexts
     std::uint64_t own_code_end = 0;
-    // libunwind's unw_backtrace, when libunwind.so.8 is installed (see find_fast_unwinder); else libgcc's unwinder.
-    int (*fast_backtrace)(void** frames, int capacity) = nullptr;
+    // Unwinds allocation stacks: libunwind's unw_backtrace where it can be loaded (see find_fast_unwinder), else
+    // libgcc_backtrace.
+    int (*backtrace)(void** frames, int capacity) = nullptr;
 };
 
 agent* the_agent = nullptr;
@@ -73,30 +74,30 @@ struct agent_scope {
 
 constexpr std::size_t max_frames = profiling_session::max_frames;
 
-struct unwind_state {
-    std::uint64_t* frames;
-    std::size_t count;
-};
+// This library's frames above the program's (the hook, track, unwind_callers), which unwinding also returns.
+constexpr std::size_t own_frames_allowance = 8;
 
-_Unwind_Reason_Code collect_frame(_Unwind_Context* context, void* raw) {
-    auto& state = *static_cast<unwind_state*>(raw);
-    const auto ip = static_cast<std::uint64_t>(_Unwind_GetIP(context));
-    if (ip == 0) return _URC_END_OF_STACK;
-    if (ip >= the_agent->own_code_begin && ip < the_agent->own_code_end) return _URC_NO_REASON;
-    state.frames[state.count++] = ip - 1; // a return address: step back into the call instruction
-    return state.count == max_frames ? _URC_END_OF_STACK : _URC_NO_REASON;
+// libgcc's unwinder, in the shape of unw_backtrace: up to `capacity` return addresses, innermost first.
+int libgcc_backtrace(void** frames, int capacity) {
+    struct collected {
+        void** frames;
+        int capacity;
+        int count;
+    } state{frames, capacity, 0};
+    _Unwind_Backtrace(
+        [](_Unwind_Context* context, void* raw) {
+            auto& into = *static_cast<collected*>(raw);
+            into.frames[into.count++] = reinterpret_cast<void*>(_Unwind_GetIP(context));
+            return into.count == into.capacity ? _URC_END_OF_STACK : _URC_NO_REASON;
+        },
+        &state);
+    return state.count;
 }
 
 // The return addresses of the calling thread's stack outside this library, innermost first, into `frames`.
 std::size_t unwind_callers(std::uint64_t (&frames)[max_frames]) {
-    if (the_agent->fast_backtrace == nullptr) {
-        unwind_state state{frames, 0};
-        _Unwind_Backtrace(collect_frame, &state);
-        return state.count;
-    }
-    constexpr int own_frames_allowance = 8; // this library's frames above the caller (hook, track, this)
     void* raw[max_frames + own_frames_allowance];
-    const int found = the_agent->fast_backtrace(raw, static_cast<int>(std::size(raw)));
+    const int found = the_agent->backtrace(raw, static_cast<int>(std::size(raw)));
     std::size_t count = 0;
     for (int i = 0; i < found && count < max_frames; ++i) {
         const auto ip = reinterpret_cast<std::uint64_t>(raw[i]);
@@ -189,8 +190,9 @@ void find_own_code() {
 std::optional<std::string> find_fast_unwinder() {
     void* library = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr) return std::string("libunwind.so.8 cannot be loaded (") + dlerror() + ")";
-    the_agent->fast_backtrace = reinterpret_cast<int (*)(void**, int)>(dlsym(library, "unw_backtrace"));
-    if (the_agent->fast_backtrace == nullptr) return std::string("libunwind.so.8 has no unw_backtrace");
+    auto* unw_backtrace = reinterpret_cast<int (*)(void**, int)>(dlsym(library, "unw_backtrace"));
+    if (unw_backtrace == nullptr) return std::string("libunwind.so.8 has no unw_backtrace");
+    the_agent->backtrace = unw_backtrace;
     return std::nullopt;
 }
 
@@ -227,6 +229,7 @@ std::vector<option_spec> preload_agent_options() {
     the_agent->file = expand_file_name(the_agent->settings.file_pattern, static_cast<std::uint64_t>(getpid()),
                                        start_time_text());
     find_own_code();
+    the_agent->backtrace = libgcc_backtrace;
     if (const std::string& unwinder = parsed.values.choice("unwinder"); unwinder != "libgcc") {
         if (auto error = find_fast_unwinder(); error && unwinder == "libunwind") {
             std::fprintf(stderr, "ojx: OJX_OPTIONS: unwinder=libunwind: %s\nojx: not profiling (install libunwind8, or "
@@ -244,7 +247,7 @@ std::vector<option_spec> preload_agent_options() {
     std::fprintf(stderr, "ojx: profiling pid %d; sampler: %s; watchpoints: %s; allocation stacks: %s; profile: %s\n",
                  static_cast<int>(getpid()), backend.sampler_description().c_str(),
                  backend.watchpoint_description().c_str(),
-                 the_agent->fast_backtrace != nullptr ? "libunwind" : "libgcc unwinder", the_agent->file.c_str());
+                 the_agent->backtrace != libgcc_backtrace ? "libunwind" : "libgcc unwinder", the_agent->file.c_str());
     active.store(true, std::memory_order_release);
     attach_this_thread();
 }
