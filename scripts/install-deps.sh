@@ -6,9 +6,15 @@ set -euo pipefail
 # Build and test: cmake ninja-build g++ catch2 libbenchmark-dev python3. The Linux hardware backend: libzydis-dev
 # (x86 decoding), libpfm4-dev (PEBS event names), libdw-dev (symbols and lines for native frames). The native
 # agent: libunwind8 (its cached unwinder makes allocation stacks ~10x cheaper; opened at run time). The JVM agent:
-# openjdk-17-jdk-headless (jvmti.h, and java, javac and jcmd for its demo and tests).
+# openjdk-17-jdk-headless (jvmti.h, and java, javac and jcmd for its demo and tests). The ojx command:
+# rapidjson-dev (streaming JSON), zlib1g-dev and libprotobuf-dev + protobuf-compiler (gzipped pprof output).
 packages=(cmake ninja-build g++ catch2 libbenchmark-dev python3 libzydis-dev libpfm4-dev libdw-dev
-    libunwind8 openjdk-17-jdk-headless)
+    libunwind8 openjdk-17-jdk-headless rapidjson-dev zlib1g-dev libprotobuf-dev protobuf-compiler)
+# With --tests, also what only the tests use: chromium and chromium-driver (the HTML report is opened in a headless
+# browser) and golang-go (`go tool pprof` reads the pprof output back as an independent consumer).
+if [ "${1:-}" = "--tests" ]; then
+    packages+=(chromium chromium-driver golang-go)
+fi
 
 missing=()
 for package in "${packages[@]}"; do

@@ -7,7 +7,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
-"$root/scripts/install-deps.sh"
+"$root/scripts/install-deps.sh" --tests
 
 configure_and_test() {
     local name=$1 ctest_args=$2 build_target=$3

@@ -102,6 +102,7 @@ struct context_report {
     type_id type = no_type;
     std::uint64_t objects = 0;
     std::uint64_t bytes = 0;
+    evidence_summary evidence; // what the estimate is computed from; profiles carry it so that they merge
     replica_estimate estimate;
     struct access {
         context_id context = no_context;
@@ -115,6 +116,7 @@ struct context_report {
 struct replica_report {
     std::vector<context_report> contexts;
     profiler_stats stats;
+    estimator_config estimator; // the settings the estimates were computed with
 };
 
 // The policies a profiler is built from.
@@ -331,6 +333,7 @@ public:
     replica_report report() const {
         replica_report result;
         result.stats = stats_;
+        result.estimator = config_.estimator;
         for (const auto& chunk : states_) {
             for (const context_state& state : *chunk) {
                 context_report entry;
@@ -338,14 +341,18 @@ public:
                 entry.type = state.type;
                 entry.objects = state.objects;
                 entry.bytes = state.bytes;
-                entry.estimate = state.evidence.estimate(state.objects, config_.estimator);
+                entry.evidence = state.evidence.summary();
+                entry.estimate = estimate_replicas(state.objects, entry.evidence, config_.estimator);
                 entry.accesses.assign(state.accesses.get(), state.accesses.get() + state.access_count);
                 std::sort(entry.accesses.begin(), entry.accesses.end(),
                           [](const auto& a, const auto& b) { return a.samples > b.samples; });
                 result.contexts.push_back(std::move(entry));
             }
         }
-        std::stable_sort(result.contexts.begin(), result.contexts.end(), ranks_before);
+        std::stable_sort(result.contexts.begin(), result.contexts.end(),
+                         [](const context_report& a, const context_report& b) {
+                             return ranks_before(a.estimate, b.estimate);
+                         });
         return result;
     }
 
@@ -408,13 +415,6 @@ private:
         config.access_contexts_per_context = std::clamp<std::size_t>(config.access_contexts_per_context, 1, 1024);
         config.compare_window = config.compare_window == 0 ? 0 : std::max<std::size_t>(config.compare_window, 8);
         return config;
-    }
-
-    static bool ranks_before(const context_report& a, const context_report& b) noexcept {
-        if (a.estimate.reported != b.estimate.reported) return a.estimate.reported;
-        if (a.estimate.omega != b.estimate.omega) return a.estimate.omega > b.estimate.omega;
-        if (a.estimate.theta != b.estimate.theta) return a.estimate.theta > b.estimate.theta;
-        return a.estimate.comparisons() > b.estimate.comparisons();
     }
 
     static std::uint8_t clamp_width(std::uint8_t width, std::uint64_t room) noexcept {

@@ -23,6 +23,7 @@
 #include <algorithm>
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -127,6 +128,23 @@ inline replica_estimate estimate_replicas(std::uint64_t objects, const evidence_
     e.gamma = upper_bound_factor(e.theta_ci.high, e.alpha_ci.low, objects);
     e.reported = n >= config.min_comparisons;
     return e;
+}
+
+// The order profiles list contexts in: contexts with an estimate first, then by ω, θ and number of comparisons.
+inline bool ranks_before(const replica_estimate& a, const replica_estimate& b) noexcept {
+    if (a.reported != b.reported) return a.reported;
+    if (a.omega != b.omega) return a.omega > b.omega;
+    if (a.theta != b.theta) return a.theta > b.theta;
+    return a.comparisons() > b.comparisons();
+}
+
+// Lower bound on the bytes a fix would save, for a context of `bytes` in e.objects objects: at least ω·X objects
+// are identical, and all but one of them could go.
+inline double replicated_bytes_lower_bound(const replica_estimate& e, std::uint64_t bytes) noexcept {
+    if (!e.reported || e.objects == 0) return 0;
+    const double mean_size = static_cast<double>(bytes) / static_cast<double>(e.objects);
+    const double identical = std::floor(e.omega * static_cast<double>(e.objects));
+    return identical > 1 ? (identical - 1) * mean_size : 0;
 }
 
 class replica_evidence {

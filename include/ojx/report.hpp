@@ -67,6 +67,14 @@ inline std::string number(double value) {
     return buffer;
 }
 
+// Round-trips: sums that merging adds up must be read back exactly.
+inline std::string exact(double value) {
+    if (!std::isfinite(value)) return "null";
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.17g", value);
+    return buffer;
+}
+
 inline std::string percent(double value) {
     char buffer[16];
     std::snprintf(buffer, sizeof buffer, "%.0f%%", 100 * value);
@@ -109,15 +117,6 @@ inline void write_frames(std::ostream& out, const std::vector<std::string>& name
 
 } // namespace report_detail
 
-// Lower bound on the bytes held by replicas that one shared copy would save: at least ω·X objects are
-// identical, and all but one of them could go.
-inline double replicated_bytes_lower_bound(const context_report& context) {
-    if (!context.estimate.reported || context.objects == 0) return 0;
-    const double mean_size = static_cast<double>(context.bytes) / static_cast<double>(context.objects);
-    const double identical = std::floor(context.estimate.omega * static_cast<double>(context.objects));
-    return identical > 1 ? (identical - 1) * mean_size : 0;
-}
-
 // The documented JSON profile, version 1.
 template <class Tree>
 void write_json(std::ostream& out, const replica_report& report, const Tree& tree, const report_naming& naming,
@@ -140,7 +139,8 @@ void write_json(std::ostream& out, const replica_report& report, const Tree& tre
         << ", \"watchpoints_declined\": " << s.watch_declined << ", \"watchpoints_cancelled\": "
         << s.watch_cancelled << ", \"watchpoint_arm_failures\": " << s.watch_arm_failures << ",\n";
     out << "    \"traps\": " << s.traps << ", \"traps_stale\": " << s.traps_stale
-        << ", \"comparisons\": " << s.comparisons;
+        << ", \"comparisons\": " << s.comparisons << ",\n    \"estimator\": {\"min_comparisons\": "
+        << report.estimator.min_comparisons << ", \"confidence\": " << exact(report.estimator.confidence) << '}';
     if (!facts.agent_counters.empty()) {
         out << ",\n    \"agent\": {";
         for (std::size_t i = 0; i < facts.agent_counters.size(); ++i)
@@ -164,7 +164,13 @@ void write_json(std::ostream& out, const replica_report& report, const Tree& tre
             << number(e.theta_ci.high) << "], \"alpha\": " << number(e.alpha) << ", \"alpha_ci\": ["
             << number(e.alpha_ci.low) << ", " << number(e.alpha_ci.high)
             << "], \"alpha_comparisons\": " << e.alpha_comparisons << ", \"omega\": " << number(e.omega)
-            << ", \"gamma\": " << number(e.gamma) << ",\n     \"accesses\": [";
+            << ", \"gamma\": " << number(e.gamma) << ",\n";
+        const evidence_summary& v = c.evidence;
+        out << "     \"evidence\": {\"alpha_equal\": " << v.alpha_equal << ", \"weighted_equal\": "
+            << exact(v.weighted_equal) << ", \"weighted_total\": " << exact(v.weighted_total)
+            << ", \"sum_equal_squared\": " << exact(v.sum_equal_squared) << ", \"sum_equal_times_total\": "
+            << exact(v.sum_equal_times_total) << ", \"sum_total_squared\": " << exact(v.sum_total_squared)
+            << "},\n     \"accesses\": [";
         for (std::size_t a = 0; a < c.accesses.size(); ++a) {
             out << (a ? ", " : "") << "{\"frames\": ";
             write_frames(out, frames(tree, c.accesses[a].context, naming));
@@ -201,7 +207,7 @@ void write_text(std::ostream& out, const replica_report& report, const Tree& tre
         out << line;
         out << "    " << type_name(c.type, naming) << " allocated at " << (alloc.empty() ? "?" : alloc.front())
             << "   " << bytes(static_cast<double>(c.bytes)) << " allocated, at least "
-            << bytes(replicated_bytes_lower_bound(c)) << " in replicas\n";
+            << bytes(replicated_bytes_lower_bound(e, c.bytes)) << " in replicas\n";
         for (std::size_t f = 1; f < alloc.size(); ++f) out << "        from " << alloc[f] << '\n';
         for (std::size_t a = 0; a < c.accesses.size() && a < 3; ++a) {
             const auto used = frames(tree, c.accesses[a].context, naming);

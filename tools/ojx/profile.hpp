@@ -1,0 +1,75 @@
+// An ojx profile as the `ojx` command holds it: the documented JSON profile (docs/profile-format.md) as values,
+// one allocation context at a time. Everything the command writes (text, HTML, collapsed stacks, pprof, merged
+// JSON) is made from these.
+#pragma once
+
+#include "ojx/replica_estimator.hpp"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ojx::tool {
+
+// A calling context where objects of an allocation context were used, and how often it was sampled there.
+struct access_context {
+    std::vector<std::string> frames; // leaf first
+    std::uint64_t samples = 0;
+};
+
+// One allocation context (site): what it allocated, the evidence gathered on it and the estimate.
+struct context_profile {
+    std::string type;
+    std::vector<std::string> frames; // leaf first: frames.front() is the allocation site
+    std::uint64_t objects = 0;
+    std::uint64_t bytes = 0;
+    // The sufficient statistics the estimate comes from. Profiles written before they were carried have none;
+    // such contexts can be reported but not merged.
+    bool has_evidence = false;
+    evidence_summary evidence;
+    replica_estimate estimate; // as the profile says, or recomputed from `evidence` after a merge
+    std::vector<access_context> accesses; // most sampled first
+
+    // At least this many bytes would be saved if the replicas shared one copy.
+    double replicated_bytes() const noexcept { return replicated_bytes_lower_bound(estimate, bytes); }
+};
+
+// A numeric counter of the run, by its path in the profile's `run` object ("samples",
+// "samples_dropped.store", "agent.single_steps"), in the order the profile lists them.
+struct run_counter {
+    std::string path;
+    std::uint64_t value = 0;
+};
+
+// Facts about the run (or runs, after a merge).
+struct run_profile {
+    // Each descriptive field with every distinct value seen (one for a single profile), sorted after a merge.
+    std::vector<std::string> runtime, sampler, watchpoints, pairing, replacement;
+    std::vector<run_counter> counters;
+    estimator_config estimator;
+    std::uint64_t profiles = 1; // how many profiles this one was merged from
+};
+
+struct profile {
+    run_profile run;
+    std::vector<context_profile> contexts; // in rank order (ojx::ranks_before on the estimates)
+};
+
+// The order every output lists contexts in: the profile's rank rule, then the site, so that output does not
+// depend on the order profiles were merged in.
+inline bool ranks_before(const context_profile& a, const context_profile& b) noexcept {
+    if (ojx::ranks_before(a.estimate, b.estimate)) return true;
+    if (ojx::ranks_before(b.estimate, a.estimate)) return false;
+    if (a.type != b.type) return a.type < b.type;
+    return a.frames < b.frames;
+}
+
+// "a; b" for a field with several values after a merge.
+inline std::string joined(const std::vector<std::string>& values) {
+    std::string out;
+    for (const std::string& value : values) out += (out.empty() ? "" : "; ") + value;
+    return out;
+}
+
+} // namespace ojx::tool

@@ -1,0 +1,26 @@
+// Reading profiles. A profile is read as a stream (RapidJSON's SAX reader): each context is handed over as soon
+// as it is complete, so a 100 MB profile is never held whole and a report keeps only what it prints. Errors are
+// values: one line that names the file and the problem (missing, empty, truncated, not JSON, not a profile, a
+// newer version, a field of the wrong type).
+#pragma once
+
+#include "profile.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace ojx::tool {
+
+// The newest profile version this ojx reads (and the one it writes).
+inline constexpr std::uint64_t newest_profile_version = 1;
+
+using context_consumer = std::function<void(context_profile&&)>;
+
+// Reads the profile at `path`, calling `on_context` for each context as soon as it has been read and checked,
+// in file order; fills `run` once the whole file has been read. Returns the error, if any ("PATH: problem");
+// `on_context` may have been called for earlier contexts before an error is found.
+std::optional<std::string> read_profile(const std::string& path, run_profile& run,
+                                        const context_consumer& on_context);
+
+} // namespace ojx::tool
