@@ -94,6 +94,15 @@ def read_truth(path):
     return sites
 
 
+def sampling_only_reason(path):
+    """Why the run made no watchpoint comparisons (the agent says "none: REASON; sampling only" in
+    run.watchpoints when no debug register works), or None when it had watchpoints."""
+    watchpoints = load_json(path, "profile").get("run", {}).get("watchpoints", "")
+    if not watchpoints.startswith("none"):
+        return None
+    return watchpoints[len("none"):].lstrip(":( ").split("; sampling only")[0]
+
+
 def read_profile(path):
     doc = load_json(path, "profile")
     where = f"profile {path}"

@@ -24,6 +24,9 @@ Scenarios and tolerances (statistical claims are checked over all runs, not one 
     file is reported and the profile written to the fallback the message names.
   - dynamic attach: jcmd JVMTI.agent_load starts profiling a running JVM, `dump` writes a profile while it runs,
     `stop` writes it and stops; the program ends normally.
+Where the machine's debug registers do not work (the agent runs sampling only and says why in the profile),
+there are no comparisons: every site must still be found, and the ranking, reporting and bounds checks are
+skipped with the reason printed.
 """
 import glob
 import json
@@ -50,6 +53,7 @@ class Suite:
         self.classes = os.path.join(workdir, "classes")
         self.problems = []
         self.planted_pairs = self.planted_reported = self.bounds_held = 0
+        self.skipped_because = None
 
     def fail(self, message):
         print("  FAIL: " + message)
@@ -83,6 +87,11 @@ class Suite:
         contexts = check_profile.read_profile(profile)
         rows, _, failures = check_profile.check(contexts, sites)
         check_profile.print_table(rows)
+        sampling_only = check_profile.sampling_only_reason(profile)
+        if sampling_only:  # no debug register works here: nothing was compared, every site must still be found
+            self.skipped_because = sampling_only
+            failures = [failure for failure in failures if failure.startswith("found")]
+            rows = []
         with open(profile, encoding="utf-8") as handle:
             run = json.load(handle)["run"]
         agent = run.get("agent", {})
@@ -163,9 +172,11 @@ class Suite:
 
     def attach(self, jdk):
         print("--- dynamic attach: start, dump, stop")
+        # 20 s: each jcmd is a JVM start of its own (1-3 s on a loaded 2-core machine), and all four must reach the
+        # program before it ends.
         profile = os.path.join(self.workdir, "attach.json")
         program = subprocess.Popen([os.path.join(jdk, "bin", "java"), "-cp", self.classes, "JavaReplicas",
-                                    "--seconds", "12", "--threads", "2"], stdout=subprocess.PIPE,
+                                    "--seconds", "20", "--threads", "2"], stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
         jcmd = os.path.join(jdk, "bin", "jcmd")
 
@@ -239,12 +250,17 @@ class Suite:
         self.attach(DEBIAN_JDK)
         reported = self.planted_reported / self.planted_pairs if self.planted_pairs else 0
         coverage = self.bounds_held / self.planted_reported if self.planted_reported else 0
-        print(f"planted sites reported in {self.planted_reported} of {self.planted_pairs} (run, site) pairs: "
-              f"{reported:.0%} (need 80 %); bounds held in {self.bounds_held} of them: {coverage:.0%} (need 80 %)")
-        if reported < 0.8:
-            self.fail(f"planted sites reported in only {reported:.0%} of (run, site) pairs")
-        if coverage < 0.8:
-            self.fail(f"bounds coverage {coverage:.0%} < 80 %")
+        if self.skipped_because:
+            print(f"SKIPPED ranking, reporting and bounds checks: the agent ran sampling only "
+                  f"({self.skipped_because})")
+        else:
+            print(f"planted sites reported in {self.planted_reported} of {self.planted_pairs} (run, site) pairs: "
+                  f"{reported:.0%} (need 80 %); bounds held in {self.bounds_held} of them: {coverage:.0%} "
+                  "(need 80 %)")
+            if reported < 0.8:
+                self.fail(f"planted sites reported in only {reported:.0%} of (run, site) pairs")
+            if coverage < 0.8:
+                self.fail(f"bounds coverage {coverage:.0%} < 80 %")
         print("JVM agent suite: " + ("passed" if not self.problems else f"{len(self.problems)} problem(s)"))
         for problem in self.problems:
             print("FAIL: " + problem)

@@ -1,8 +1,18 @@
 #include "hardware_test_support.hpp"
 
+#include "ojx/hardware/perf_events.hpp"
+
 #include <time.h>
 
 namespace ojx::hardware::testing {
+
+const std::string& watchpoints_unavailable() {
+    static const std::string reason = [] {
+        const capabilities caps = probe_capabilities();
+        return caps.breakpoint_slots > 0 ? std::string() : caps.breakpoint_reason;
+    }();
+    return reason;
+}
 
 double thread_cpu_seconds() {
     timespec now{};

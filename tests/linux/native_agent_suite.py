@@ -9,6 +9,9 @@ Tolerances (statistical claims are checked over all runs, not one lucky seed):
     (the estimator aims at 95 %; a 4-second run gives a few dozen comparisons per site);
   - controls: no control is called replicated (omega >= 0.1) in any run;
   - robustness: the program exits normally with the agent, as without it.
+Where the machine's debug registers do not work (the agent runs sampling only, and says why in the profile),
+there are no comparisons to check: every site must still be found, and the estimator checks are skipped with
+the reason printed.
 
 usage: native_agent_suite.py AGENT.so PROGRAM WORKDIR [RUNS] [SECONDS]
 """
@@ -43,6 +46,7 @@ def main(argv):
     os.makedirs(workdir, exist_ok=True)
     problems = []
     bounds_checked = bounds_held = 0
+    skipped_because = None
     for seed in range(1, runs + 1):
         # Allocation stacks come from libunwind where it is installed; the last seed checks libgcc's unwinder, the
         # fallback, against the same ground truth.
@@ -59,6 +63,10 @@ def main(argv):
         rows, notes, failures = check_profile.check(contexts, sites)
         print(f"--- seed {seed} (unwinder={unwinder})")
         check_profile.print_table(rows)
+        sampling_only = check_profile.sampling_only_reason(profile)
+        if sampling_only:
+            skipped_because = sampling_only
+            failures = [failure for failure in failures if failure.startswith("found")]
         for failure in failures:
             print("  " + failure)
         for failure in failures:
@@ -80,9 +88,13 @@ def main(argv):
         if result.returncode != 0 or expected not in result.stderr:
             problems.append(f"OJX_OPTIONS={options}: exit {result.returncode}, stderr lacks '{expected}'")
     coverage = bounds_held / bounds_checked if bounds_checked else 0
-    print(f"bounds held for {bounds_held} of {bounds_checked} (run, planted site) pairs: {coverage:.1%} (need 80 %)")
-    if coverage < 0.8:
-        problems.append(f"bounds coverage {coverage:.1%} < 80 %")
+    if skipped_because:
+        print(f"SKIPPED ranking, bounds and control checks: the agent ran sampling only ({skipped_because})")
+    else:
+        print(f"bounds held for {bounds_held} of {bounds_checked} (run, planted site) pairs: {coverage:.1%} "
+              "(need 80 %)")
+        if coverage < 0.8:
+            problems.append(f"bounds coverage {coverage:.1%} < 80 %")
     for problem in problems:
         print("FAIL: " + problem)
     print("native agent suite: " + ("passed" if not problems else f"{len(problems)} problem(s)"))

@@ -47,6 +47,7 @@ std::uint64_t address_of(std::size_t i) { return reinterpret_cast<std::uint64_t>
 } // namespace
 
 TEST_CASE("breakpoints: the machine has debug registers for us") {
+    OJX_SKIP_WITHOUT_WATCHPOINTS();
     auto& s = shared();
     INFO(s.error);
     REQUIRE(s.error.empty());
@@ -55,6 +56,7 @@ TEST_CASE("breakpoints: the machine has debug registers for us") {
 }
 
 TEST_CASE("breakpoints: loads and stores trap with the value, width and kind") {
+    OJX_SKIP_WITHOUT_WATCHPOINTS();
     auto& s = shared();
     REQUIRE(s.error.empty());
     s.reset();
@@ -77,6 +79,7 @@ TEST_CASE("breakpoints: loads and stores trap with the value, width and kind") {
 }
 
 TEST_CASE("breakpoints: re-arming moves the watch; narrow watches and four slots at once") {
+    OJX_SKIP_WITHOUT_WATCHPOINTS();
     auto& s = shared();
     REQUIRE(s.error.empty());
     s.reset();
@@ -115,6 +118,7 @@ TEST_CASE("breakpoints: re-arming moves the watch; narrow watches and four slots
 }
 
 TEST_CASE("breakpoints: a slot armed on one thread traps on every attached thread") {
+    OJX_SKIP_WITHOUT_WATCHPOINTS();
     auto& s = shared();
     REQUIRE(s.error.empty());
     s.reset();
@@ -148,6 +152,7 @@ TEST_CASE("breakpoints: a slot armed on one thread traps on every attached threa
 }
 
 TEST_CASE("breakpoints: an unaligned watch that no debug register can cover is refused, not armed") {
+    OJX_SKIP_WITHOUT_WATCHPOINTS();
     auto& s = shared();
     REQUIRE(s.error.empty());
     const auto failures = s.backend.counters().arm_failures.load();
@@ -158,6 +163,7 @@ TEST_CASE("breakpoints: an unaligned watch that no debug register can cover is r
 }
 
 TEST_CASE("breakpoints: a disarmed slot delivers nothing more; another thread's copy goes off at its first trap") {
+    OJX_SKIP_WITHOUT_WATCHPOINTS();
     auto& s = shared();
     REQUIRE(s.error.empty());
     s.reset();

@@ -92,8 +92,12 @@ TEST_CASE("a sample storm while four threads malloc, free and report objects") {
                 static_cast<unsigned long long>(session.traps_dropped_busy()),
                 static_cast<unsigned long long>(stats.comparisons), static_cast<unsigned long long>(total.load()));
     CHECK(c.samples.load() > 2000);   // 4 threads × 1 CPU second at 5000/s, on 2 cores
-    CHECK(c.traps.load() > 0);
-    CHECK(stats.comparisons > 0);
+    if (const std::string& why = watchpoints_unavailable(); why.empty()) {
+        CHECK(c.traps.load() > 0);
+        CHECK(stats.comparisons > 0);
+    } else {
+        WARN("traps and comparisons not checked: " << why);
+    }
     CHECK(stats.samples + session.samples_dropped_busy() == c.samples.load());
     CHECK(session.backend().attached_threads() == 0);
     // The heap is intact and still works. (glibc's mallinfo2 walks its arenas' bookkeeping; under

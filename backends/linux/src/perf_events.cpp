@@ -56,6 +56,16 @@ int read_paranoid() {
     return value;
 }
 
+// Whether the opened, disabled breakpoint `fd` on `watched` counts a read of it. A breakpoint that opens need not
+// work: some hypervisors accept the debug registers and never trap.
+bool breakpoints_fire(int fd, const std::uint64_t& watched) {
+    if (::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) return false;
+    for (int i = 0; i < 4; ++i) static_cast<void>(*static_cast<const volatile std::uint64_t*>(&watched));
+    ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    std::uint64_t count = 0;
+    return ::read(fd, &count, sizeof count) == static_cast<ssize_t>(sizeof count) && count > 0;
+}
+
 // Intel PEBS load events by the names libpfm4 gives them across generations, newest first.
 std::optional<precise_event> find_pebs(std::string& reason) {
     if (pfm_initialize() != PFM_SUCCESS) {
@@ -169,7 +179,13 @@ capabilities probe_capabilities(std::size_t max_breakpoint_slots) {
     }
     caps.breakpoint_slots = fds.size();
     if (fds.empty()) caps.breakpoint_reason = "hardware breakpoints do not open (" + errno_text(last_error) + ")";
-    if (!fds.empty()) {
+    if (!fds.empty() && !breakpoints_fire(fds[0], probe_targets[0])) {
+        // Seen on Firecracker VMs: every slot opens, but the hypervisor never delivers the debug trap.
+        caps.breakpoint_slots = 0;
+        caps.breakpoint_reason = "hardware breakpoints open but never fire on this machine (a watched read "
+                                 "counted no trap: the hypervisor does not pass debug-register traps through)";
+    }
+    if (caps.breakpoint_slots > 0) {
         perf_event_attr attr = breakpoint_attr(reinterpret_cast<std::uint64_t>(&probe_targets[7]),
                                                HW_BREAKPOINT_LEN_8, true);
         caps.breakpoint_modify = ::ioctl(fds[0], PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &attr) == 0;
