@@ -20,6 +20,9 @@ Checks:
                [omega, gamma] (profile numbers carry 6 significant digits, so 1e-5 of slack)
   (c) control  no reported context of a control site is "replicated" (omega >= 0.1)
 
+A profile of a run without watchpoints (run.watchpoints "none: …; sampling only") has no comparisons: only
+`found` is checked, and the table says why.
+
 Prints a table either way. Exit status: 0 all checks pass, 1 some check failed (one message per failure),
 2 unreadable or malformed input.
 """
@@ -268,6 +271,10 @@ def main(argv):
     print_table(rows)
     for note in notes:
         print(f"note: {note}")
+    sampling_only = sampling_only_reason(argv[1])
+    if sampling_only:
+        failures = [failure for failure in failures if failure.startswith("found")]
+        print(f"note: the run compared nothing, so only 'found' is checked: no watchpoints ({sampling_only})")
     if failures:
         for failure in failures:
             print(f"FAIL {failure}")
