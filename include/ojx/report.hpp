@@ -117,6 +117,44 @@ inline void write_frames(std::ostream& out, const std::vector<std::string>& name
 
 } // namespace report_detail
 
+// An access context by name, and how often it was sampled.
+struct named_access_context {
+    std::vector<std::string> frames; // leaf first
+    std::uint64_t samples = 0;
+};
+
+// One element of the profile's `contexts` list. `evidence` may be null (a profile that cannot be merged).
+inline void write_context_json(std::ostream& out, std::string_view type, const std::vector<std::string>& frames,
+                               std::uint64_t objects, std::uint64_t bytes, const replica_estimate& e,
+                               const evidence_summary* evidence, const std::vector<named_access_context>& accesses) {
+    using namespace report_detail;
+    out << "    {\"allocation\": {\"type\": \"" << json_escape(type) << "\", \"frames\": ";
+    write_frames(out, frames);
+    out << "},\n     \"objects\": " << objects << ", \"bytes\": " << bytes << ", \"reported\": "
+        << (e.reported ? "true" : "false") << ", \"comparisons\": {\"equal\": " << e.equal
+        << ", \"different\": " << e.different << ", \"pairs\": " << e.pairs << ", \"sources\": " << e.sources
+        << ", \"effective\": " << number(e.effective_comparisons) << "},\n";
+    out << "     \"theta\": " << number(e.theta) << ", \"theta_ci\": [" << number(e.theta_ci.low) << ", "
+        << number(e.theta_ci.high) << "], \"alpha\": " << number(e.alpha) << ", \"alpha_ci\": ["
+        << number(e.alpha_ci.low) << ", " << number(e.alpha_ci.high) << "], \"alpha_comparisons\": "
+        << e.alpha_comparisons << ", \"omega\": " << number(e.omega) << ", \"gamma\": " << number(e.gamma) << ",\n";
+    if (evidence != nullptr) {
+        const evidence_summary& v = *evidence;
+        out << "     \"evidence\": {\"alpha_equal\": " << v.alpha_equal << ", \"weighted_equal\": "
+            << exact(v.weighted_equal) << ", \"weighted_total\": " << exact(v.weighted_total)
+            << ", \"sum_equal_squared\": " << exact(v.sum_equal_squared) << ", \"sum_equal_times_total\": "
+            << exact(v.sum_equal_times_total) << ", \"sum_total_squared\": " << exact(v.sum_total_squared)
+            << "},\n";
+    }
+    out << "     \"accesses\": [";
+    for (std::size_t a = 0; a < accesses.size(); ++a) {
+        out << (a ? ", " : "") << "{\"frames\": ";
+        write_frames(out, accesses[a].frames);
+        out << ", \"samples\": " << accesses[a].samples << '}';
+    }
+    out << "]}";
+}
+
 // The documented JSON profile, version 1.
 template <class Tree>
 void write_json(std::ostream& out, const replica_report& report, const Tree& tree, const report_naming& naming,
@@ -152,31 +190,12 @@ void write_json(std::ostream& out, const replica_report& report, const Tree& tre
     out << "  \"contexts\": [";
     for (std::size_t i = 0; i < report.contexts.size(); ++i) {
         const context_report& c = report.contexts[i];
-        const replica_estimate& e = c.estimate;
-        out << (i ? ",\n" : "\n") << "    {\"allocation\": {\"type\": \"" << json_escape(type_name(c.type, naming))
-            << "\", \"frames\": ";
-        write_frames(out, frames(tree, c.context, naming));
-        out << "},\n     \"objects\": " << c.objects << ", \"bytes\": " << c.bytes << ", \"reported\": "
-            << (e.reported ? "true" : "false") << ", \"comparisons\": {\"equal\": " << e.equal
-            << ", \"different\": " << e.different << ", \"pairs\": " << e.pairs << ", \"sources\": " << e.sources
-            << ", \"effective\": " << number(e.effective_comparisons) << "},\n";
-        out << "     \"theta\": " << number(e.theta) << ", \"theta_ci\": [" << number(e.theta_ci.low) << ", "
-            << number(e.theta_ci.high) << "], \"alpha\": " << number(e.alpha) << ", \"alpha_ci\": ["
-            << number(e.alpha_ci.low) << ", " << number(e.alpha_ci.high)
-            << "], \"alpha_comparisons\": " << e.alpha_comparisons << ", \"omega\": " << number(e.omega)
-            << ", \"gamma\": " << number(e.gamma) << ",\n";
-        const evidence_summary& v = c.evidence;
-        out << "     \"evidence\": {\"alpha_equal\": " << v.alpha_equal << ", \"weighted_equal\": "
-            << exact(v.weighted_equal) << ", \"weighted_total\": " << exact(v.weighted_total)
-            << ", \"sum_equal_squared\": " << exact(v.sum_equal_squared) << ", \"sum_equal_times_total\": "
-            << exact(v.sum_equal_times_total) << ", \"sum_total_squared\": " << exact(v.sum_total_squared)
-            << "},\n     \"accesses\": [";
-        for (std::size_t a = 0; a < c.accesses.size(); ++a) {
-            out << (a ? ", " : "") << "{\"frames\": ";
-            write_frames(out, frames(tree, c.accesses[a].context, naming));
-            out << ", \"samples\": " << c.accesses[a].samples << '}';
-        }
-        out << "]}";
+        std::vector<named_access_context> accesses;
+        for (const context_report::access& a : c.accesses)
+            accesses.push_back({frames(tree, a.context, naming), a.samples});
+        out << (i ? ",\n" : "\n");
+        write_context_json(out, type_name(c.type, naming), frames(tree, c.context, naming), c.objects, c.bytes,
+                           c.estimate, &c.evidence, accesses);
     }
     out << "\n  ]\n}\n";
 }

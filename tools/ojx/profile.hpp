@@ -3,7 +3,7 @@
 // JSON) is made from these.
 #pragma once
 
-#include "ojx/replica_estimator.hpp"
+#include "ojx/report.hpp"
 
 #include <cstdint>
 #include <string>
@@ -13,10 +13,7 @@
 namespace ojx::tool {
 
 // A calling context where objects of an allocation context were used, and how often it was sampled there.
-struct access_context {
-    std::vector<std::string> frames; // leaf first
-    std::uint64_t samples = 0;
-};
+using access_context = named_access_context;
 
 // One allocation context (site): what it allocated, the evidence gathered on it and the estimate.
 struct context_profile {

@@ -1,0 +1,129 @@
+#include "profile_merger.hpp"
+
+#include "profile_reader.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace ojx::tool {
+namespace {
+
+// Identifies a site: its type and allocation frames, with separators no name contains.
+std::string site_key(const context_profile& c) {
+    std::string key = c.type;
+    for (const std::string& frame : c.frames) (key += '\x1f') += frame;
+    return key;
+}
+
+void add_accesses(std::vector<access_context>& into, std::vector<access_context>&& more) {
+    for (access_context& access : more) {
+        const auto same = std::find_if(into.begin(), into.end(),
+                                       [&](const access_context& a) { return a.frames == access.frames; });
+        if (same != into.end()) same->samples += access.samples;
+        else into.push_back(std::move(access));
+    }
+}
+
+void sort_accesses(std::vector<access_context>& accesses) {
+    std::sort(accesses.begin(), accesses.end(), [](const access_context& a, const access_context& b) {
+        if (a.samples != b.samples) return a.samples > b.samples;
+        return a.frames < b.frames;
+    });
+}
+
+// Every distinct value of both, sorted.
+void add_values(std::vector<std::string>& into, const std::vector<std::string>& more) {
+    into.insert(into.end(), more.begin(), more.end());
+    std::sort(into.begin(), into.end());
+    into.erase(std::unique(into.begin(), into.end()), into.end());
+}
+
+std::string settings(const estimator_config& e) {
+    return "min_comparisons " + std::to_string(e.min_comparisons) + ", confidence " + report_detail::number(e.confidence);
+}
+
+std::string site_name(const context_profile& c) {
+    return c.type + " at " + (c.frames.empty() ? std::string("(no frames)") : c.frames.front());
+}
+
+} // namespace
+
+void profile_merger::add_context(context_profile&& context, const std::string& source) {
+    const auto [at, inserted] = site_index_.try_emplace(site_key(context), sites_.size());
+    if (inserted) {
+        site& fresh = sites_.emplace_back();
+        fresh.contributions = 1;
+        if (!context.has_evidence) fresh.source_without_evidence = source;
+        fresh.merged = std::move(context);
+        return;
+    }
+    site& s = sites_[at->second];
+    context_profile& m = s.merged;
+    ++s.contributions;
+    m.objects += context.objects;
+    m.bytes += context.bytes;
+    if (!context.has_evidence && s.source_without_evidence.empty()) s.source_without_evidence = source;
+    if (m.has_evidence && context.has_evidence) m.evidence += context.evidence;
+    add_accesses(m.accesses, std::move(context.accesses));
+}
+
+std::optional<std::string> profile_merger::add_run(const run_profile& run, const std::string& source) {
+    if (profiles_added_++ == 0) {
+        run_ = run;
+        first_source_ = source;
+        return std::nullopt;
+    }
+    if (run.estimator.min_comparisons != run_.estimator.min_comparisons ||
+        run.estimator.confidence != run_.estimator.confidence)
+        return source + ": estimated with " + settings(run.estimator) + " but " + first_source_ + " with " +
+               settings(run_.estimator) + "; merge profiles made with the same settings";
+    add_values(run_.runtime, run.runtime);
+    add_values(run_.sampler, run.sampler);
+    add_values(run_.watchpoints, run.watchpoints);
+    add_values(run_.pairing, run.pairing);
+    add_values(run_.replacement, run.replacement);
+    std::map<std::string, std::uint64_t> sums;
+    for (const run_counter& c : run_.counters) sums[c.path] += c.value;
+    for (const run_counter& c : run.counters) sums[c.path] += c.value;
+    run_.counters.clear();
+    for (const auto& [path, value] : sums) run_.counters.push_back({path, value});
+    run_.profiles += run.profiles;
+    return std::nullopt;
+}
+
+std::optional<std::string> profile_merger::finish(profile& out) {
+    out.run = run_;
+    out.contexts.clear();
+    out.contexts.reserve(sites_.size());
+    for (site& s : sites_) {
+        context_profile& c = s.merged;
+        if (s.contributions > 1 && !s.source_without_evidence.empty())
+            return s.source_without_evidence + ": the context '" + site_name(c) +
+                   "' has no evidence sums (the profile was written by an older ojx), so it cannot be merged";
+        // A context seen once in a single profile stays exactly as written; anything merged is re-estimated
+        // from its summed evidence, with the settings all the inputs share.
+        if (c.has_evidence && (s.contributions > 1 || profiles_added_ > 1))
+            c.estimate = estimate_replicas(c.objects, c.evidence, run_.estimator);
+        c.estimate.objects = c.objects;
+        if (s.contributions > 1) sort_accesses(c.accesses);
+        out.contexts.push_back(std::move(c));
+    }
+    std::sort(out.contexts.begin(), out.contexts.end(),
+              [](const context_profile& a, const context_profile& b) { return ranks_before(a, b); });
+    sites_.clear();
+    site_index_.clear();
+    return std::nullopt;
+}
+
+std::optional<std::string> load_profiles(const std::vector<std::string>& paths, profile& out) {
+    profile_merger merger;
+    for (const std::string& path : paths) {
+        run_profile run;
+        if (auto error = read_profile(path, run, [&](context_profile&& c) { merger.add_context(std::move(c), path); }))
+            return error;
+        if (auto error = merger.add_run(run, path)) return error;
+    }
+    return merger.finish(out);
+}
+
+} // namespace ojx::tool

@@ -1,0 +1,46 @@
+// Merging profiles. Contexts of the same site — the same allocated type and allocation frames — from any number
+// of profiles (threads, processes, hosts) become one context whose evidence is the sum of theirs and whose
+// estimate is recomputed from that sum, never averaged: θ, its interval, α, ω and γ are what one profile with all
+// the comparisons would have said. Counters add up; descriptive fields keep every distinct value. The result
+// does not depend on the order or grouping of the inputs (merging is commutative and associative).
+#pragma once
+
+#include "profile.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ojx::tool {
+
+class profile_merger {
+public:
+    // One profile's contexts are added (add_context) and then its run (add_run), the order a streaming reader
+    // delivers them in. `source` names the profile in error messages.
+    void add_context(context_profile&& context, const std::string& source);
+    std::optional<std::string> add_run(const run_profile& run, const std::string& source);
+
+    // The merged profile, contexts in rank order. Fails if a site seen more than once has no evidence sums to
+    // add (a profile written before profiles carried them).
+    std::optional<std::string> finish(profile& out);
+
+private:
+    struct site {
+        context_profile merged;
+        std::size_t contributions = 0;
+        std::string source_without_evidence; // a profile whose context had no evidence sums
+    };
+
+    std::vector<site> sites_;
+    std::unordered_map<std::string, std::size_t> site_index_;
+    run_profile run_;
+    std::string first_source_;
+    std::size_t profiles_added_ = 0;
+};
+
+// Reads and merges the profiles at `paths`; a single profile comes back as it is.
+std::optional<std::string> load_profiles(const std::vector<std::string>& paths, profile& out);
+
+} // namespace ojx::tool

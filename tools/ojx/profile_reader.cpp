@@ -1,0 +1,422 @@
+// The streaming profile reader: RapidJSON's SAX events are matched against paths in the profile
+// ("contexts[].comparisons.equal") and stored into the context being read; a context is handed over when its
+// object closes. Fields nobody knows are skipped (docs/profile-format.md: readers ignore unknown fields).
+#include "profile_reader.hpp"
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/filereadstream.h>
+#include <rapidjson/reader.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string_view>
+
+namespace ojx::tool {
+namespace {
+
+// The fields a context must have, one bit each.
+enum required_field : unsigned {
+    has_type = 1u << 0,
+    has_frames = 1u << 1,
+    has_objects = 1u << 2,
+    has_bytes = 1u << 3,
+    has_reported = 1u << 4,
+    has_equal = 1u << 5,
+    has_different = 1u << 6,
+    has_theta = 1u << 7,
+    has_omega = 1u << 8,
+    has_gamma = 1u << 9,
+    all_required = (1u << 10) - 1,
+};
+
+constexpr std::pair<required_field, const char*> required_names[] = {
+    {has_type, "allocation.type"}, {has_frames, "allocation.frames"}, {has_objects, "objects"},
+    {has_bytes, "bytes"},          {has_reported, "reported"},        {has_equal, "comparisons.equal"},
+    {has_different, "comparisons.different"}, {has_theta, "theta"}, {has_omega, "omega"},
+    {has_gamma, "gamma"},
+};
+
+// The evidence sums; a context carries them all or none.
+constexpr int evidence_fields = 6;
+
+// A JSON scalar as the SAX reader delivers it.
+struct scalar {
+    enum class kind { null, boolean, unsigned_integer, negative_integer, real, string } what;
+    std::uint64_t integer = 0;
+    double real = 0;
+    bool boolean = false;
+    std::string_view text;
+};
+
+class profile_handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, profile_handler> {
+public:
+    profile_handler(run_profile& run, const context_consumer& on_context) : run_(run), on_context_(on_context) {}
+
+    // The first problem found; parsing stops there.
+    const std::string& problem() const noexcept { return problem_; }
+    bool saw_version() const noexcept { return version_ != 0; }
+    std::size_t contexts_read() const noexcept { return context_index_; }
+
+    bool Null() { return value({scalar::kind::null}); }
+    bool Bool(bool b) { return value({scalar::kind::boolean, 0, 0, b}); }
+    bool Int(int i) { return Int64(i); }
+    bool Uint(unsigned u) { return Uint64(u); }
+    bool Int64(std::int64_t i) {
+        if (i >= 0) return Uint64(static_cast<std::uint64_t>(i));
+        return value({scalar::kind::negative_integer, 0, static_cast<double>(i)});
+    }
+    bool Uint64(std::uint64_t u) {
+        return value({scalar::kind::unsigned_integer, u, static_cast<double>(u)});
+    }
+    bool Double(double d) { return value({scalar::kind::real, 0, d}); }
+    bool String(const char* s, rapidjson::SizeType length, bool) {
+        return value({scalar::kind::string, 0, 0, false, std::string_view(s, length)});
+    }
+    bool Key(const char* s, rapidjson::SizeType length, bool) {
+        key_.assign(s, length);
+        return true;
+    }
+
+    bool StartObject() {
+        if (depth_ == 0) {
+            enter("");
+            return true;
+        }
+        if (path_ == "contexts[]" && !in_context_) {
+            if (!saw_version()) return fail("not an ojx profile (no ojx_profile_version before its contexts)");
+            in_context_ = true;
+            context_ = context_profile{};
+            present_ = 0;
+            evidence_present_ = 0;
+        }
+        if (path_ == "contexts[].accesses[]") context_.accesses.emplace_back();
+        return enter_member();
+    }
+
+    bool EndObject(rapidjson::SizeType) {
+        if (path_ == "contexts[]" && in_context_) {
+            leave();
+            in_context_ = false;
+            return finish_context();
+        }
+        leave();
+        return true;
+    }
+
+    bool StartArray() {
+        if (depth_ == 0) return fail("not an ojx profile (the top level is an array, not an object)");
+        if (!enter_member()) return false;
+        path_ += "[]";
+        if (in_context_ && path_ == "contexts[].allocation.frames[]") present_ |= has_frames; // may be empty
+        return true;
+    }
+
+    bool EndArray(rapidjson::SizeType) {
+        leave();
+        return true;
+    }
+
+private:
+    // Path bookkeeping: path_ is the dotted path of the current container ("" for the top object); a member
+    // container appends ".key" (or "key" at the top), an array element appends "[]".
+    void enter(std::string_view) { lengths_[depth_++] = path_.size(); }
+    bool enter_member() {
+        if (depth_ == std::size(lengths_)) return fail("not an ojx profile (nested too deeply)");
+        lengths_[depth_] = path_.size();
+        ++depth_;
+        if (!path_.empty() && path_.back() != ']') path_ += '.';
+        if (path_.empty() || path_.back() == '.') path_ += key_;
+        return true;
+    }
+    void leave() {
+        --depth_;
+        path_.resize(lengths_[depth_]);
+    }
+
+    bool fail(std::string message) {
+        if (problem_.empty()) problem_ = std::move(message);
+        return false;
+    }
+
+    std::string where() const {
+        return in_context_ ? "context " + std::to_string(context_index_ + 1) + ": " : std::string("run: ");
+    }
+
+    bool wrong_type(std::string_view field, const char* expected) {
+        return fail(where() + "field '" + std::string(field) + "' should be " + expected);
+    }
+
+    // Scalar readers: each checks the JSON type and says which field is wrong.
+    bool count(const scalar& v, std::string_view field, std::uint64_t& out) {
+        if (v.what != scalar::kind::unsigned_integer) return wrong_type(field, "a non-negative integer");
+        out = v.integer;
+        return true;
+    }
+    bool real(const scalar& v, std::string_view field, double& out) {
+        if (v.what == scalar::kind::null) { // the writers write null for a number that is not finite
+            out = NAN;
+            return true;
+        }
+        if (v.what != scalar::kind::unsigned_integer && v.what != scalar::kind::negative_integer &&
+            v.what != scalar::kind::real)
+            return wrong_type(field, "a number");
+        out = v.real;
+        return true;
+    }
+    bool text(const scalar& v, std::string_view field, std::string& out) {
+        if (v.what != scalar::kind::string) return wrong_type(field, "a string");
+        out.assign(v.text);
+        return true;
+    }
+
+    bool value(const scalar& v) {
+        if (depth_ == 0) return fail("not an ojx profile (the top level is not a JSON object)");
+        // The full path of this value: the container's path, then the key (objects) or nothing (arrays).
+        const bool in_array = !path_.empty() && path_.back() == ']';
+        if (in_context_) return context_value(v);
+        if (path_ == "contexts[]") return fail("context " + std::to_string(context_index_ + 1) + ": not an object");
+        if (path_.empty()) return top_value(v);
+        if (path_.starts_with("run")) return run_value(v, in_array);
+        return true;
+    }
+
+    bool top_value(const scalar& v) {
+        if (key_ != "ojx_profile_version") return true;
+        std::uint64_t version = 0;
+        if (v.what != scalar::kind::unsigned_integer || v.integer == 0)
+            return fail("not an ojx profile (ojx_profile_version is not a positive integer)");
+        version = v.integer;
+        if (version > newest_profile_version)
+            return fail("profile version " + std::to_string(version) + " is newer than this ojx reads (" +
+                        std::to_string(newest_profile_version) + "); use a newer ojx");
+        version_ = version;
+        return true;
+    }
+
+    bool run_value(const scalar& v, bool in_array) {
+        if (path_ == "run") {
+            if (key_ == "runtime") return run_text(v, run_.runtime);
+            if (key_ == "sampler") return run_text(v, run_.sampler);
+            if (key_ == "watchpoints") return run_text(v, run_.watchpoints);
+            if (key_ == "pairing") return run_text(v, run_.pairing);
+            if (key_ == "replacement") return run_text(v, run_.replacement);
+            if (v.what == scalar::kind::unsigned_integer) run_.counters.push_back({key_, v.integer});
+            return true;
+        }
+        if (path_ == "run.estimator") {
+            if (key_ == "min_comparisons") return count(v, "estimator.min_comparisons", run_.estimator.min_comparisons);
+            if (key_ == "confidence") {
+                double level = 0;
+                if (!real(v, "estimator.confidence", level)) return false;
+                if (!(level > 0 && level < 1)) return wrong_type("estimator.confidence", "between 0 and 1");
+                run_.estimator.confidence = level;
+            }
+            return true;
+        }
+        if (path_.starts_with("run.merged.") && in_array) {
+            // A merged profile lists every value of each descriptive field; they replace the joined text.
+            const std::string_view field = std::string_view(path_).substr(11, path_.size() - 13);
+            std::vector<std::string>* list = descriptive_field(field);
+            if (list == nullptr || v.what != scalar::kind::string) return true;
+            if (!merged_lists_seen_.contains(std::string(field))) {
+                merged_lists_seen_.insert(std::string(field));
+                list->clear();
+            }
+            list->emplace_back(v.text);
+            return true;
+        }
+        if (path_ == "run.merged") {
+            if (key_ == "profiles") return count(v, "merged.profiles", run_.profiles);
+            return true;
+        }
+        // Nested counter groups: run.samples_dropped.store, run.agent.single_steps, …
+        if (!in_array && v.what == scalar::kind::unsigned_integer && path_.find('.') != std::string::npos &&
+            std::count(path_.begin(), path_.end(), '.') == 1)
+            run_.counters.push_back({path_.substr(4) + "." + key_, v.integer});
+        return true;
+    }
+
+    std::vector<std::string>* descriptive_field(std::string_view name) {
+        if (name == "runtime") return &run_.runtime;
+        if (name == "sampler") return &run_.sampler;
+        if (name == "watchpoints") return &run_.watchpoints;
+        if (name == "pairing") return &run_.pairing;
+        if (name == "replacement") return &run_.replacement;
+        return nullptr;
+    }
+
+    bool run_text(const scalar& v, std::vector<std::string>& field) {
+        if (v.what != scalar::kind::string) return wrong_type(key_, "a string");
+        if (merged_lists_seen_.contains(key_)) return true; // run.merged already listed every value
+        field.assign(1, std::string(v.text));
+        return true;
+    }
+
+    bool context_value(const scalar& v) {
+        context_profile& c = context_;
+        replica_estimate& e = c.estimate;
+        const std::string_view p = std::string_view(path_).substr(std::strlen("contexts[]"));
+        if (p.empty()) {
+            if (key_ == "objects") return mark(has_objects) && count(v, key_, c.objects);
+            if (key_ == "bytes") return mark(has_bytes) && count(v, key_, c.bytes);
+            if (key_ == "reported") {
+                if (v.what != scalar::kind::boolean) return wrong_type(key_, "true or false");
+                e.reported = v.boolean;
+                return mark(has_reported);
+            }
+            if (key_ == "theta") return mark(has_theta) && real(v, key_, e.theta);
+            if (key_ == "alpha") return real(v, key_, e.alpha);
+            if (key_ == "alpha_comparisons") return count(v, key_, e.alpha_comparisons);
+            if (key_ == "omega") return mark(has_omega) && real(v, key_, e.omega);
+            if (key_ == "gamma") return mark(has_gamma) && real(v, key_, e.gamma);
+            return true;
+        }
+        if (p == ".allocation") {
+            if (key_ == "type") return mark(has_type) && text(v, "allocation.type", c.type);
+            return true;
+        }
+        if (p == ".allocation.frames[]") {
+            present_ |= has_frames;
+            return frame(v, "allocation.frames", c.frames);
+        }
+        if (p == ".comparisons") {
+            if (key_ == "equal") return mark(has_equal) && count(v, "comparisons.equal", e.equal);
+            if (key_ == "different") return mark(has_different) && count(v, "comparisons.different", e.different);
+            if (key_ == "pairs") return count(v, "comparisons.pairs", e.pairs);
+            if (key_ == "sources") return count(v, "comparisons.sources", e.sources);
+            if (key_ == "effective") return real(v, "comparisons.effective", e.effective_comparisons);
+            return true;
+        }
+        if (p == ".theta_ci[]") return bound(v, "theta_ci", e.theta_ci);
+        if (p == ".alpha_ci[]") return bound(v, "alpha_ci", e.alpha_ci);
+        if (p == ".evidence") return evidence_value(v);
+        if (p == ".accesses[]") {
+            if (key_ == "samples") return count(v, "accesses.samples", c.accesses.back().samples);
+            return true;
+        }
+        if (p == ".accesses[].frames[]") return frame(v, "accesses.frames", c.accesses.back().frames);
+        return true;
+    }
+
+    bool mark(required_field field) {
+        present_ |= field;
+        return true;
+    }
+
+    bool frame(const scalar& v, std::string_view field, std::vector<std::string>& frames) {
+        if (v.what != scalar::kind::string) return wrong_type(field, "a list of strings");
+        frames.emplace_back(v.text);
+        return true;
+    }
+
+    // An interval's two ends, in order; bounds_seen_ counts them.
+    bool bound(const scalar& v, std::string_view field, interval& out) {
+        double end = 0;
+        if (!real(v, field, end)) return false;
+        if (&out != last_interval_) {
+            last_interval_ = &out;
+            interval_ends_ = 0;
+        }
+        if (interval_ends_ == 0) out.low = end;
+        else if (interval_ends_ == 1) out.high = end;
+        else return wrong_type(field, "two numbers");
+        ++interval_ends_;
+        return true;
+    }
+
+    bool evidence_value(const scalar& v) {
+        evidence_summary& s = context_.evidence;
+        const std::string field = "evidence." + key_;
+        bool known = true;
+        bool ok = true;
+        if (key_ == "alpha_equal") ok = count(v, field, s.alpha_equal);
+        else if (key_ == "weighted_equal") ok = real(v, field, s.weighted_equal);
+        else if (key_ == "weighted_total") ok = real(v, field, s.weighted_total);
+        else if (key_ == "sum_equal_squared") ok = real(v, field, s.sum_equal_squared);
+        else if (key_ == "sum_equal_times_total") ok = real(v, field, s.sum_equal_times_total);
+        else if (key_ == "sum_total_squared") ok = real(v, field, s.sum_total_squared);
+        else known = false;
+        if (ok && known) ++evidence_present_;
+        return ok;
+    }
+
+    bool finish_context() {
+        last_interval_ = nullptr;
+        if ((present_ & all_required) != all_required) {
+            for (const auto& [bit, name] : required_names)
+                if (!(present_ & bit)) return fail(where() + "missing field '" + name + "'");
+        }
+        context_profile& c = context_;
+        replica_estimate& e = c.estimate;
+        e.objects = c.objects;
+        if (evidence_present_ != 0 && evidence_present_ < evidence_fields)
+            return fail(where() + "field 'evidence' is incomplete");
+        c.has_evidence = evidence_present_ == evidence_fields;
+        if (c.has_evidence) {
+            // The counts the sums belong with are the comparison counts read above.
+            evidence_summary& s = c.evidence;
+            s.equal = e.equal;
+            s.different = e.different;
+            s.pairs = e.pairs;
+            s.sources = e.sources;
+            s.alpha_comparisons = e.alpha_comparisons;
+        }
+        ++context_index_;
+        on_context_(std::move(c));
+        return true;
+    }
+
+    run_profile& run_;
+    const context_consumer& on_context_;
+    std::string problem_;
+    std::string key_;
+    std::string path_;
+    std::size_t lengths_[64]{};
+    std::size_t depth_ = 0;
+    std::uint64_t version_ = 0;
+    bool in_context_ = false;
+    context_profile context_;
+    unsigned present_ = 0;
+    int evidence_present_ = 0;
+    std::size_t context_index_ = 0;
+    const interval* last_interval_ = nullptr;
+    int interval_ends_ = 0;
+    std::set<std::string> merged_lists_seen_;
+};
+
+struct file_closer {
+    void operator()(std::FILE* f) const noexcept { std::fclose(f); }
+};
+
+} // namespace
+
+std::optional<std::string> read_profile(const std::string& path, run_profile& run,
+                                        const context_consumer& on_context) {
+    const std::unique_ptr<std::FILE, file_closer> file(std::fopen(path.c_str(), "rb"));
+    if (!file) return path + ": cannot read: " + std::strerror(errno);
+    run = run_profile{};
+    profile_handler handler(run, on_context);
+    char buffer[1 << 16];
+    rapidjson::FileReadStream stream(file.get(), buffer, sizeof buffer);
+    rapidjson::Reader reader;
+    const rapidjson::ParseResult result =
+        reader.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(stream, handler);
+    if (std::ferror(file.get())) return path + ": read error: " + std::strerror(errno);
+    if (!handler.problem().empty()) return path + ": " + handler.problem();
+    if (result.IsError()) {
+        if (result.Code() == rapidjson::kParseErrorDocumentEmpty) return path + ": empty file, not a profile";
+        const bool at_end = result.Offset() >= stream.Tell();
+        return path + ": " + (at_end ? std::string("truncated: the JSON ends at byte ") + std::to_string(result.Offset())
+                                     : "not valid JSON at byte " + std::to_string(result.Offset()) + ": " +
+                                           rapidjson::GetParseError_En(result.Code()));
+    }
+    if (!handler.saw_version()) return path + ": not an ojx profile (no ojx_profile_version field)";
+    return std::nullopt;
+}
+
+} // namespace ojx::tool
