@@ -29,7 +29,16 @@ std::int64_t as_value(std::uint64_t count) {
 // ""), one Function per (name, file), one Location per distinct frame.
 class pprof_builder {
 public:
-    pprof_builder() { string("") /* index 0 */; }
+    pprof_builder() {
+        string(""); // index 0
+        // One mapping for every location, saying that the frames are symbolized already: without it pprof looks
+        // for a binary to symbolize them with and warns that there is none.
+        pb::Mapping& mapping = *profile_.add_mapping();
+        mapping.set_id(mapping_id);
+        mapping.set_has_functions(true);
+        mapping.set_has_filenames(true);
+        mapping.set_has_line_numbers(true);
+    }
 
     pb::Profile& message() noexcept { return profile_; }
 
@@ -57,20 +66,27 @@ public:
     std::uint64_t type_location(const std::string& type) {
         const auto found = type_locations_.find(type);
         if (found != type_locations_.end()) return found->second;
-        const std::uint64_t id = add_location(function("[" + type + "]", ""), 0);
+        const std::uint64_t id = add_location(function("[" + type + "]", "", name_kind::verbatim), 0);
         type_locations_.emplace(type, id);
         return id;
     }
 
 private:
-    std::uint64_t function(const std::string& name, const std::string& file) {
+    static constexpr std::uint64_t mapping_id = 1;
+
+    // pprof shortens a function's name when it equals the system name and looks like C++ (it drops parameter and
+    // template lists, as for any C++ profile); a name with no system name is shown as it is. An allocated type
+    // is shown whole: std::vector<int> and std::vector<char> are different findings.
+    enum class name_kind { code, verbatim };
+
+    std::uint64_t function(const std::string& name, const std::string& file, name_kind kind = name_kind::code) {
         const auto key = std::make_pair(name, file);
         const auto found = functions_.find(key);
         if (found != functions_.end()) return found->second;
         pb::Function& f = *profile_.add_function();
         f.set_id(static_cast<std::uint64_t>(profile_.function_size())); // ids are 1, 2, …
         f.set_name(string(name));
-        f.set_system_name(f.name());
+        if (kind == name_kind::code) f.set_system_name(f.name());
         f.set_filename(string(file));
         functions_.emplace(key, f.id());
         return f.id();
@@ -79,6 +95,7 @@ private:
     std::uint64_t add_location(std::uint64_t function_id, std::int64_t line) {
         pb::Location& location = *profile_.add_location();
         location.set_id(static_cast<std::uint64_t>(profile_.location_size()));
+        location.set_mapping_id(mapping_id);
         pb::Line& l = *location.add_line();
         l.set_function_id(function_id);
         l.set_line(line);
