@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Checks ojx's pprof output with an independent consumer, `go tool pprof`.
+
+usage: pprof_consumer_test.py --pprof FILE.pb.gz --profile-json PROFILE.json [-- COMMAND ARGS...]
+
+PROFILE.json is an ojx JSON profile (docs/profile-format.md) and FILE.pb.gz the same profile as pprof. If a
+COMMAND is given it is run first and must write FILE.pb.gz (e.g. `ojx report --pprof FILE.pb.gz PROFILE.json`,
+or the test fixture, which writes both files). The expected totals are computed here from the JSON alone:
+
+  objects           sum of contexts' objects
+  allocated         sum of contexts' bytes
+  comparisons       sum of contexts' comparisons.equal + comparisons.different
+  replicated_bytes  sum of each reported context's bytes in all but one of its largest identical group,
+                    (floor(omega * objects) - 1) * bytes / objects, rounded to a byte
+
+and compared with the totals pprof prints (-top) and with the sum of its raw samples (-raw). Then the top entries
+must name what the JSON says replicates most: the allocated type (pprof's leaf) and, with the synthetic type frames
+hidden, the allocation site's function; the sample's labels must carry the estimate.
+
+Python 3 standard library only. Exit status: 0 passed, 1 failed, 77 skipped (no `go`), 2 bad usage.
+"""
+
+import argparse
+import glob
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+VALUE_TYPES = ["objects", "allocated", "comparisons", "replicated_bytes"]
+
+# The frame formats of docs/profile-format.md: `pkg.Class.method(File.java:42)` and `function (file.cpp:42)`. The
+# location is the last parenthesised group; anything else is a function name as it is.
+FRAME = re.compile(r"(?P<function>.+?) ?\((?P<file>[^()]+):(?P<line>[0-9]+)\)")
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def find_go():
+    """The go command: $GO, then PATH, then Debian's versioned directory (golang-go may not link it)."""
+    candidates = [os.environ.get("GO"), shutil.which("go")] + sorted(glob.glob("/usr/lib/go-*/bin/go"), reverse=True)
+    for candidate in candidates:
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def function_of(frame):
+    match = FRAME.fullmatch(frame)
+    return match.group("function") if match else frame
+
+
+def replicated_bytes(context):
+    """At least this many bytes would be saved if the context's largest identical group were one object."""
+    objects = context["objects"]
+    if not context["reported"] or objects == 0:
+        return 0.0
+    identical = math.floor(context["omega"] * objects)
+    return (identical - 1) * (context["bytes"] / objects) if identical > 1 else 0.0
+
+
+def expected_values(context):
+    comparisons = context["comparisons"]
+    return {
+        "objects": context["objects"],
+        "allocated": context["bytes"],
+        "comparisons": comparisons["equal"] + comparisons["different"],
+        "replicated_bytes": replicated_bytes(context),
+    }
+
+
+def totals(contexts):
+    sums = dict.fromkeys(VALUE_TYPES, 0)
+    for context in contexts:
+        for name, value in expected_values(context).items():
+            sums[name] += value
+    return sums
+
+
+def matches_total(value_type, pprof_value, expected):
+    # Replicated bytes are fractional in the profile and whole bytes in pprof: the total is the sum rounded.
+    if value_type == "replicated_bytes":
+        return abs(pprof_value - expected) <= 0.5 + 1e-9 * max(1.0, expected)
+    return pprof_value == expected
+
+
+class Pprof:
+    """Runs `go tool pprof` on one file in a clean, offline environment."""
+
+    def __init__(self, go, path, scratch):
+        self.go = go
+        self.path = path
+        home = os.path.join(scratch, "home")
+        os.makedirs(home, exist_ok=True)
+        self.env = dict(os.environ, HOME=home, GOCACHE=os.path.join(scratch, "gocache"),
+                        GOPATH=os.path.join(scratch, "gopath"), PPROF_TMPDIR=os.path.join(scratch, "pprof"),
+                        GOFLAGS="", GOPROXY="off", GOTOOLCHAIN="local")
+
+    def run(self, *options):
+        command = [self.go, "tool", "pprof", *options, self.path]
+        result = subprocess.run(command, env=self.env, capture_output=True, text=True, timeout=300)
+        check(result.returncode == 0, "%s failed (%d):\n%s" % (" ".join(command), result.returncode, result.stderr))
+        # Nothing on standard error: pprof warns there when it has to guess (e.g. looks for binaries to symbolize).
+        check(result.stderr.strip() == "", "%s warned:\n%s" % (" ".join(command), result.stderr))
+        return result.stdout
+
+    def top(self, value_type, *options):
+        """(total, [(flat, name)]) of -top, in whole units (bytes, counts), all nodes."""
+        output = self.run("-top", "-nodecount=1000000", "-nodefraction=0", "-unit=B",
+                          "-sample_index=" + value_type, *options)
+        header = re.search(r"^Showing nodes accounting for .*? of (-?[0-9]+)B? total$", output, re.MULTILINE)
+        check(header, "no total in -top output:\n" + output)
+        rows = []
+        for line in output.splitlines():
+            row = re.match(r"^\s*(-?[0-9]+)B?\s+\S+%\s+\S+%\s+-?[0-9]+B?\s+\S+%\s+(.+)$", line)
+            if row:
+                rows.append((int(row.group(1)), row.group(2)))
+        return int(header.group(1)), rows
+
+    def raw(self):
+        """The raw samples: the value type names in order and each sample's values and label text."""
+        output = self.run("-raw")
+        lines = output.splitlines()
+        check("Samples:" in lines, "no samples in -raw output:\n" + output)
+        at = lines.index("Samples:") + 1
+        names = [re.sub(r"\[dflt\]$", "", field).split("/")[0] for field in lines[at].split()]
+        samples = []
+        for line in lines[at + 1:]:
+            if not line.startswith(" "):
+                break  # the next section (Locations)
+            values = re.match(r"^\s*(-?[0-9]+(?:\s+-?[0-9]+)*):", line)
+            if values:
+                samples.append({"values": [int(v) for v in values.group(1).split()], "labels": ""})
+            elif samples:
+                samples[-1]["labels"] += line.strip() + " "
+        return names, samples
+
+
+def leaders(scores, sites):
+    """The names whose score is the largest, within the byte per site that rounding can move a sum by."""
+    best = max(scores.values())
+    return {name for name, score in scores.items() if score >= best - sites}
+
+
+def check_profile(pprof, profile):
+    contexts = profile["contexts"]
+    check(contexts, "the profile has no contexts: nothing to compare")
+    expected = totals(contexts)
+
+    names, samples = pprof.raw()
+    check(names == VALUE_TYPES, "value types %s, expected %s" % (names, VALUE_TYPES))
+    check(len(samples) == len(contexts), "%d samples for %d contexts" % (len(samples), len(contexts)))
+    for index, value_type in enumerate(VALUE_TYPES):
+        raw_sum = sum(sample["values"][index] for sample in samples)
+        check(matches_total(value_type, raw_sum, expected[value_type]),
+              "%s: raw samples sum to %d, the profile's total is %s" % (value_type, raw_sum, expected[value_type]))
+        top_total, rows = pprof.top(value_type)
+        check(matches_total(value_type, top_total, expected[value_type]),
+              "%s: pprof -top total %d, the profile's total is %s" % (value_type, top_total, expected[value_type]))
+        check(sum(flat for flat, _ in rows) == top_total, "%s: -top flat values do not add up to its total" % value_type)
+        print("%-17s total %d (profile: %s)" % (value_type, top_total, expected[value_type]))
+
+    # The top entries. -symbolize=none shows names as the profile carries them (pprof's default shortens C++-looking
+    # names); -hide removes the synthetic type frames so that the allocation site becomes the leaf.
+    by_type, by_site = {}, {}
+    for context in contexts:
+        value = replicated_bytes(context)
+        type_frame = "[%s]" % context["allocation"]["type"]
+        by_type[type_frame] = by_type.get(type_frame, 0) + value
+        frames = context["allocation"]["frames"]
+        if frames:
+            site = function_of(frames[0])
+            by_site[site] = by_site.get(site, 0) + value
+    check(max(by_type.values()) > 0, "no context of the profile is replicated: nothing to rank")
+    _, rows = pprof.top("replicated_bytes", "-symbolize=none")
+    check(rows and rows[0][1] in leaders(by_type, len(contexts)),
+          "top type is %s, expected one of %s" % (rows[0][1] if rows else None, sorted(leaders(by_type, len(contexts)))))
+    _, rows = pprof.top("replicated_bytes", "-symbolize=none", r"-hide=^\[")
+    check(rows and rows[0][1] in leaders(by_site, len(contexts)),
+          "top allocation site is %s, expected one of %s" % (rows[0][1] if rows else None, sorted(leaders(by_site, len(contexts)))))
+    print("top type %s, top allocation site %s" % (sorted(leaders(by_type, len(contexts))), sorted(leaders(by_site, len(contexts)))))
+
+    # Each sample is one context, in the profile's order: its labels name its type and carry its estimate.
+    for context, sample in zip(contexts, samples):
+        check(sample["values"][:3] == [expected_values(context)[name] for name in VALUE_TYPES[:3]],
+              "sample %s does not match context %s" % (sample["values"], context["allocation"]))
+        check("type:[%s]" % context["allocation"]["type"] in sample["labels"],
+              "sample of %s has labels %s" % (context["allocation"], sample["labels"]))
+        if context["reported"]:
+            omega = "omega:[%d percent]" % round(100 * context["omega"])
+            check(omega in sample["labels"], "sample of %s: no %s in %s" % (context["allocation"], omega,
+                                                                           sample["labels"]))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pprof", required=True, help="the pprof file (.pb.gz) to check")
+    parser.add_argument("--profile-json", required=True, help="the ojx JSON profile it was made from")
+    parser.add_argument("command", nargs="*", help="after --: a command that writes the pprof file first")
+    args = parser.parse_args()
+
+    go = find_go()
+    if go is None:
+        print("SKIP: `go` is not installed (Debian: apt-get install golang-go); `go tool pprof` is the consumer")
+        return SKIP
+    if args.command:
+        result = subprocess.run(args.command)
+        if result.returncode != 0:
+            print("FAIL: %s exited with %d" % (" ".join(args.command), result.returncode))
+            return 1
+    try:
+        with open(args.profile_json, encoding="utf-8") as f:
+            profile = json.load(f)
+    except (OSError, ValueError) as error:
+        print("FAIL: %s: %s" % (args.profile_json, error))
+        return 1
+    if not os.path.isfile(args.pprof):
+        print("FAIL: %s: no such file" % args.pprof)
+        return 1
+
+    with tempfile.TemporaryDirectory(prefix="ojx-pprof-") as scratch:
+        try:
+            check_profile(Pprof(go, args.pprof, scratch), profile)
+        except Failure as failure:
+            print("FAIL: %s" % failure)
+            return 1
+    print("PASS: go tool pprof reads %s with the totals of %s" % (args.pprof, args.profile_json))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,353 @@
+// The pprof writer: what it writes is read back (gunzipped with zlib, parsed with the same profile.proto) and
+// checked for what pprof's consumers rely on — a well-formed string table, ids that resolve, values that sum to
+// the profile's totals, frames split into function, file and line, leaf-first stacks and deduplicated tables.
+#include "pprof_writer.hpp"
+
+#include "pprof/profile.pb.h"
+
+#include <catch2/catch.hpp>
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace ojx::tool;
+namespace pb = perftools::profiles;
+
+std::string gunzip(const std::string& gzipped) {
+    z_stream stream{};
+    REQUIRE(inflateInit2(&stream, 15 + 16) == Z_OK); // gzip only: a zlib or raw stream is a failure
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gzipped.data()));
+    stream.avail_in = static_cast<uInt>(gzipped.size());
+    std::string out;
+    std::array<char, 4096> buffer;
+    int code = Z_OK;
+    while (code == Z_OK) {
+        stream.next_out = reinterpret_cast<Bytef*>(buffer.data());
+        stream.avail_out = static_cast<uInt>(buffer.size());
+        code = inflate(&stream, Z_NO_FLUSH);
+        out.append(buffer.data(), buffer.size() - stream.avail_out);
+    }
+    inflateEnd(&stream);
+    REQUIRE(code == Z_STREAM_END);
+    return out;
+}
+
+pb::Profile written(const profile& p) {
+    std::ostringstream out;
+    const auto error = write_pprof(out, p);
+    INFO(error.value_or(""));
+    REQUIRE_FALSE(error);
+    pb::Profile parsed;
+    REQUIRE(parsed.ParseFromString(gunzip(out.str())));
+    return parsed;
+}
+
+context_profile context(std::string type, std::vector<std::string> frames, std::uint64_t objects,
+                        std::uint64_t bytes, std::uint64_t equal, std::uint64_t different, double omega) {
+    context_profile c;
+    c.type = std::move(type);
+    c.frames = std::move(frames);
+    c.objects = objects;
+    c.bytes = bytes;
+    c.estimate.objects = objects;
+    c.estimate.equal = equal;
+    c.estimate.different = different;
+    c.estimate.reported = equal + different >= 20;
+    c.estimate.theta = equal + different == 0 ? 0 : static_cast<double>(equal) / static_cast<double>(equal + different);
+    c.estimate.omega = omega;
+    c.estimate.gamma = std::min(1.0, omega + 0.2);
+    return c;
+}
+
+// Java and native sites, sharing frames (the same caller, the same method at other lines) and types.
+profile sample_profile() {
+    profile p;
+    p.run.runtime = {"OpenJDK 17"};
+    p.run.sampler = {"perf_event"};
+    context_profile reader = context("byte[]",
+        {"pkg.Reader.readNext(Reader.java:93)", "pkg.Reader.readAll(Reader.java:40)", "pkg.Main.main(Main.java:10)"},
+        300, 614400, 501, 74, 0.70);
+    reader.accesses = {{{"pkg.Reader.unpack(Reader.java:96)", "pkg.Main.main(Main.java:10)"}, 1570},
+                       {{"pkg.Codec.decode(Codec.java:12)"}, 40}};
+    p.contexts.push_back(reader);
+    p.contexts.push_back(context("byte[]",
+        {"pkg.Reader.readNext(Reader.java:97)", "pkg.Reader.readAll(Reader.java:40)", "pkg.Main.main(Main.java:10)"},
+        100, 4096, 30, 10, 0.25));
+    p.contexts.push_back(context("std::vector<int>",
+        {"parse_row (reader.cpp:42)", "std::vector<int>::push_back(int const&) (stl_vector.h:1187)", "main (main.cpp:7)"},
+        50, 1600, 12, 3, 0.9)); // too few comparisons: no estimate
+    p.contexts.push_back(context("char[]",
+        {"java.lang.Object.clone(Native Method)", "malloc+0x1f (libc.so.6)", "0x7f0012 (libfoo.so)"}, 7, 700, 0, 0, 0));
+    return p;
+}
+
+const std::string& text(const pb::Profile& p, std::int64_t index) {
+    REQUIRE(index >= 0);
+    REQUIRE(index < p.string_table_size());
+    return p.string_table(static_cast<int>(index));
+}
+
+std::map<std::uint64_t, const pb::Location*> locations_by_id(const pb::Profile& p) {
+    std::map<std::uint64_t, const pb::Location*> by_id;
+    for (const pb::Location& l : p.location()) REQUIRE(by_id.emplace(l.id(), &l).second);
+    return by_id;
+}
+
+std::map<std::uint64_t, const pb::Function*> functions_by_id(const pb::Profile& p) {
+    std::map<std::uint64_t, const pb::Function*> by_id;
+    for (const pb::Function& f : p.function()) REQUIRE(by_id.emplace(f.id(), &f).second);
+    return by_id;
+}
+
+// What a frame of a sample resolves to: function name, file and line.
+struct resolved_frame {
+    std::string function, system_name, file;
+    std::int64_t line = 0;
+    std::uint64_t location_id = 0, function_id = 0;
+};
+
+resolved_frame resolve(const pb::Profile& p, std::uint64_t location_id) {
+    const auto locations = locations_by_id(p);
+    const auto functions = functions_by_id(p);
+    REQUIRE(locations.count(location_id) == 1);
+    const pb::Location& location = *locations.at(location_id);
+    REQUIRE(location.line_size() == 1);
+    const std::uint64_t function_id = location.line(0).function_id();
+    REQUIRE(functions.count(function_id) == 1);
+    const pb::Function& function = *functions.at(function_id);
+    return {text(p, function.name()), text(p, function.system_name()), text(p, function.filename()),
+            location.line(0).line(), location_id,
+            function_id};
+}
+
+int value_index(const pb::Profile& p, const std::string& type) {
+    for (int i = 0; i < p.sample_type_size(); ++i)
+        if (text(p, p.sample_type(i).type()) == type) return i;
+    FAIL("no sample type " << type);
+    return -1;
+}
+
+std::int64_t sum(const pb::Profile& p, const std::string& type) {
+    const int index = value_index(p, type);
+    std::int64_t total = 0;
+    for (const pb::Sample& s : p.sample()) total += s.value(index);
+    return total;
+}
+
+std::multimap<std::string, std::string> labels(const pb::Profile& p, const pb::Sample& s) {
+    std::multimap<std::string, std::string> out;
+    for (const pb::Label& l : s.label())
+        out.emplace(text(p, l.key()), l.str() != 0 ? text(p, l.str()) : std::to_string(l.num()) + " " + text(p, l.num_unit()));
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("the string table starts with the empty string and holds each string once", "[pprof]") {
+    const pb::Profile p = written(sample_profile());
+    REQUIRE(p.string_table_size() > 0);
+    CHECK(p.string_table(0).empty());
+    const std::set<std::string> distinct(p.string_table().begin(), p.string_table().end());
+    CHECK(distinct.size() == static_cast<std::size_t>(p.string_table_size()));
+}
+
+TEST_CASE("every id and string index the profile uses exists", "[pprof]") {
+    const pb::Profile p = written(sample_profile());
+    const auto locations = locations_by_id(p);
+    const auto functions = functions_by_id(p);
+    CHECK(locations.count(0) == 0); // ids are nonzero
+    CHECK(functions.count(0) == 0);
+    for (const pb::ValueType& t : p.sample_type()) {
+        text(p, t.type());
+        text(p, t.unit());
+    }
+    text(p, p.period_type().type());
+    text(p, p.default_sample_type());
+    for (const std::int64_t comment : p.comment()) text(p, comment);
+    for (const pb::Function& f : p.function()) {
+        text(p, f.name());
+        text(p, f.system_name());
+        text(p, f.filename());
+    }
+    std::set<std::uint64_t> mappings;
+    for (const pb::Mapping& m : p.mapping()) {
+        CHECK(m.id() != 0);
+        CHECK(mappings.insert(m.id()).second);
+        CHECK(m.has_functions()); // symbolized already: pprof must not look for binaries
+        text(p, m.filename());
+        text(p, m.build_id());
+    }
+    for (const pb::Location& l : p.location()) {
+        CHECK(mappings.count(l.mapping_id()) == 1);
+        for (const pb::Line& line : l.line()) CHECK(functions.count(line.function_id()) == 1);
+    }
+    for (const pb::Sample& s : p.sample()) {
+        CHECK(s.value_size() == p.sample_type_size());
+        for (const std::uint64_t id : s.location_id()) CHECK(locations.count(id) == 1);
+        for (const pb::Label& l : s.label()) {
+            text(p, l.key());
+            text(p, l.str());
+            text(p, l.num_unit());
+            CHECK((l.str() == 0 || (l.num() == 0 && l.num_unit() == 0))); // at most one of str and num
+        }
+    }
+}
+
+TEST_CASE("the values are objects, bytes, comparisons and replicated bytes, summing to the profile's totals",
+          "[pprof]") {
+    const profile in = sample_profile();
+    const pb::Profile p = written(in);
+    REQUIRE(p.sample_type_size() == 4);
+    CHECK(text(p, p.sample_type(0).type()) == "objects");
+    CHECK(text(p, p.sample_type(0).unit()) == "count");
+    CHECK(text(p, p.sample_type(1).type()) == "allocated");
+    CHECK(text(p, p.sample_type(1).unit()) == "bytes");
+    CHECK(text(p, p.sample_type(2).type()) == "comparisons");
+    CHECK(text(p, p.sample_type(2).unit()) == "count");
+    CHECK(text(p, p.sample_type(3).type()) == "replicated_bytes");
+    CHECK(text(p, p.sample_type(3).unit()) == "bytes");
+    CHECK(text(p, p.default_sample_type()) == "replicated_bytes");
+    CHECK(p.sample_size() == static_cast<int>(in.contexts.size()));
+
+    std::uint64_t objects = 0, bytes = 0, comparisons = 0;
+    double replicated = 0;
+    for (const context_profile& c : in.contexts) {
+        objects += c.objects;
+        bytes += c.bytes;
+        comparisons += c.estimate.comparisons();
+        replicated += c.replicated_bytes();
+    }
+    REQUIRE(replicated > 0);
+    CHECK(sum(p, "objects") == static_cast<std::int64_t>(objects));
+    CHECK(sum(p, "allocated") == static_cast<std::int64_t>(bytes));
+    CHECK(sum(p, "comparisons") == static_cast<std::int64_t>(comparisons));
+    CHECK(sum(p, "replicated_bytes") == std::llround(replicated));
+}
+
+TEST_CASE("replicated bytes sum to the rounded total, not to a sum of rounding errors", "[pprof]") {
+    profile in;
+    // Each site: 3 objects of 5 bytes, all identical: (3 − 1) · 5/3 = 3.33 bytes replicated.
+    for (int site = 0; site < 10; ++site)
+        in.contexts.push_back(context("int[]", {"pkg.A.f" + std::to_string(site) + "(A.java:1)"}, 3, 5, 40, 0, 1.0));
+    REQUIRE(in.contexts.front().replicated_bytes() == Approx(10.0 / 3));
+    const pb::Profile p = written(in);
+    CHECK(sum(p, "replicated_bytes") == 33);
+    for (const pb::Sample& s : p.sample()) CHECK((s.value(3) == 3 || s.value(3) == 4));
+}
+
+TEST_CASE("stacks are leaf first, under a synthetic frame naming the allocated type", "[pprof]") {
+    const profile in = sample_profile();
+    const pb::Profile p = written(in);
+    for (int i = 0; i < p.sample_size(); ++i) {
+        const pb::Sample& s = p.sample(i);
+        const context_profile& c = in.contexts[static_cast<std::size_t>(i)];
+        REQUIRE(s.location_id_size() == static_cast<int>(c.frames.size()) + 1);
+        const resolved_frame type = resolve(p, s.location_id(0));
+        CHECK(type.function == "[" + c.type + "]");
+        CHECK(type.system_name.empty()); // so that pprof shows a type's template arguments rather than drop them
+        CHECK(type.file.empty());
+        CHECK(type.line == 0);
+        const resolved_frame site = resolve(p, s.location_id(1));
+        const resolved_frame root = resolve(p, s.location_id(s.location_id_size() - 1));
+        INFO(c.frames.front() << " … " << c.frames.back());
+        CHECK(c.frames.front().starts_with(site.function));
+        CHECK(c.frames.back().starts_with(root.function));
+    }
+}
+
+TEST_CASE("Java and native frames become function, file and line; other frames keep their whole name", "[pprof]") {
+    const pb::Profile p = written(sample_profile());
+    std::map<std::string, resolved_frame> by_function;
+    for (const pb::Location& l : p.location()) {
+        const resolved_frame f = resolve(p, l.id());
+        by_function[f.function + ":" + std::to_string(f.line)] = f;
+    }
+    const auto expect = [&](const std::string& function, const std::string& file, std::int64_t line) {
+        INFO(function);
+        REQUIRE(by_function.count(function + ":" + std::to_string(line)) == 1);
+        CHECK(by_function.at(function + ":" + std::to_string(line)).file == file);
+    };
+    expect("pkg.Reader.readNext", "Reader.java", 93);
+    expect("pkg.Reader.readNext", "Reader.java", 97);
+    expect("pkg.Main.main", "Main.java", 10);
+    expect("parse_row", "reader.cpp", 42);
+    expect("std::vector<int>::push_back(int const&)", "stl_vector.h", 1187); // parentheses in the name stay
+    expect("java.lang.Object.clone(Native Method)", "", 0);
+    expect("malloc+0x1f (libc.so.6)", "", 0);
+    expect("0x7f0012 (libfoo.so)", "", 0);
+}
+
+TEST_CASE("the same frame is one location, the same function at other lines one function", "[pprof]") {
+    const pb::Profile p = written(sample_profile());
+    const resolved_frame readnext_93 = resolve(p, p.sample(0).location_id(1));
+    const resolved_frame readnext_97 = resolve(p, p.sample(1).location_id(1));
+    CHECK(readnext_93.line == 93);
+    CHECK(readnext_97.line == 97);
+    CHECK(readnext_93.location_id != readnext_97.location_id);
+    CHECK(readnext_93.function_id == readnext_97.function_id);
+    // The shared callers and the shared type.
+    CHECK(p.sample(0).location_id(2) == p.sample(1).location_id(2));
+    CHECK(p.sample(0).location_id(3) == p.sample(1).location_id(3));
+    CHECK(p.sample(0).location_id(0) == p.sample(1).location_id(0));
+
+    std::set<std::pair<std::string, std::string>> functions;
+    for (const pb::Function& f : p.function()) CHECK(functions.emplace(text(p, f.name()), text(p, f.filename())).second);
+    std::set<std::pair<std::uint64_t, std::int64_t>> locations;
+    for (const pb::Location& l : p.location())
+        CHECK(locations.emplace(l.line(0).function_id(), l.line(0).line()).second);
+}
+
+TEST_CASE("labels carry the type, the estimate in percent when there is one, and where objects were used",
+          "[pprof]") {
+    const pb::Profile p = written(sample_profile());
+    const auto reader = labels(p, p.sample(0));
+    CHECK(reader.find("type")->second == "byte[]");
+    CHECK(reader.find("theta")->second == "87 percent"); // 501 / 575
+    CHECK(reader.find("omega")->second == "70 percent");
+    CHECK(reader.find("gamma")->second == "90 percent");
+    const auto [first, last] = reader.equal_range("used_at");
+    std::vector<std::string> used_at;
+    for (auto it = first; it != last; ++it) used_at.push_back(it->second);
+    CHECK(used_at == std::vector<std::string>{"pkg.Reader.unpack(Reader.java:96)", "pkg.Codec.decode(Codec.java:12)"});
+
+    const auto unreported = labels(p, p.sample(2));
+    CHECK(unreported.find("type")->second == "std::vector<int>");
+    CHECK(unreported.count("theta") == 0);
+    CHECK(unreported.count("omega") == 0);
+    CHECK(unreported.count("gamma") == 0);
+}
+
+TEST_CASE("the profile says what it is", "[pprof]") {
+    const pb::Profile p = written(sample_profile());
+    std::vector<std::string> comments;
+    for (const std::int64_t c : p.comment()) comments.push_back(text(p, c));
+    REQUIRE_FALSE(comments.empty());
+    CHECK(comments.front().starts_with("ojx replica profile"));
+    CHECK(std::find(comments.begin(), comments.end(), "runtime: OpenJDK 17") != comments.end());
+    CHECK(text(p, p.period_type().type()) == "comparisons");
+    CHECK(p.period() == 1);
+}
+
+TEST_CASE("an empty profile is a valid pprof profile with no samples", "[pprof]") {
+    const pb::Profile p = written(profile{});
+    CHECK(p.sample_size() == 0);
+    CHECK(p.sample_type_size() == 4);
+    CHECK(p.string_table(0).empty());
+}
+
+TEST_CASE("a failed write is reported", "[pprof]") {
+    std::ostringstream out;
+    out.setstate(std::ios::badbit);
+    const auto error = write_pprof(out, sample_profile());
+    REQUIRE(error);
+    CHECK(error->find("write failed") != std::string::npos);
+}

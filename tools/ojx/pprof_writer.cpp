@@ -1,0 +1,186 @@
+#include "pprof_writer.hpp"
+
+#include "gzip.hpp"
+#include "source_frame.hpp"
+
+#include "pprof/profile.pb.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+namespace ojx::tool {
+
+namespace {
+
+namespace pb = perftools::profiles;
+
+// pprof's values are signed; a count beyond int64 (never seen in practice) is shown as the largest one rather
+// than as a negative number.
+std::int64_t as_value(std::uint64_t count) {
+    constexpr auto largest = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    return static_cast<std::int64_t>(count < largest ? count : largest);
+}
+
+// The profile being built, with its tables deduplicated: one string table entry per distinct string (index 0 is
+// ""), one Function per (name, file), one Location per distinct frame.
+class pprof_builder {
+public:
+    pprof_builder() {
+        string(""); // index 0
+        // One mapping for every location, saying that the frames are symbolized already: without it pprof looks
+        // for a binary to symbolize them with and warns that there is none.
+        pb::Mapping& mapping = *profile_.add_mapping();
+        mapping.set_id(mapping_id);
+        mapping.set_has_functions(true);
+        mapping.set_has_filenames(true);
+        mapping.set_has_line_numbers(true);
+    }
+
+    pb::Profile& message() noexcept { return profile_; }
+
+    std::int64_t string(const std::string& text) {
+        const auto [at, added] = strings_.try_emplace(text, static_cast<std::int64_t>(strings_.size()));
+        if (added) profile_.add_string_table(text);
+        return at->second;
+    }
+
+    void set_value_type(pb::ValueType& type, const std::string& name, const std::string& unit) {
+        type.set_type(string(name));
+        type.set_unit(string(unit));
+    }
+
+    std::uint64_t frame_location(const std::string& frame) {
+        const auto found = frame_locations_.find(frame);
+        if (found != frame_locations_.end()) return found->second;
+        const source_frame parsed = parse_frame(frame);
+        const std::uint64_t id = add_location(function(parsed.function, parsed.file), parsed.line);
+        frame_locations_.emplace(frame, id);
+        return id;
+    }
+
+    // The synthetic leaf frame naming an allocated type, e.g. `[byte[]]`.
+    std::uint64_t type_location(const std::string& type) {
+        const auto found = type_locations_.find(type);
+        if (found != type_locations_.end()) return found->second;
+        const std::uint64_t id = add_location(function("[" + type + "]", "", name_kind::verbatim), 0);
+        type_locations_.emplace(type, id);
+        return id;
+    }
+
+private:
+    static constexpr std::uint64_t mapping_id = 1;
+
+    // pprof shortens a function's name when it equals the system name and looks like C++ (it drops parameter and
+    // template lists, as for any C++ profile); a name with no system name is shown as it is. An allocated type
+    // is shown whole: std::vector<int> and std::vector<char> are different findings.
+    enum class name_kind { code, verbatim };
+
+    std::uint64_t function(const std::string& name, const std::string& file, name_kind kind = name_kind::code) {
+        const auto key = std::make_pair(name, file);
+        const auto found = functions_.find(key);
+        if (found != functions_.end()) return found->second;
+        pb::Function& f = *profile_.add_function();
+        f.set_id(static_cast<std::uint64_t>(profile_.function_size())); // ids are 1, 2, …
+        f.set_name(string(name));
+        if (kind == name_kind::code) f.set_system_name(f.name());
+        f.set_filename(string(file));
+        functions_.emplace(key, f.id());
+        return f.id();
+    }
+
+    std::uint64_t add_location(std::uint64_t function_id, std::int64_t line) {
+        pb::Location& location = *profile_.add_location();
+        location.set_id(static_cast<std::uint64_t>(profile_.location_size()));
+        location.set_mapping_id(mapping_id);
+        pb::Line& l = *location.add_line();
+        l.set_function_id(function_id);
+        l.set_line(line);
+        return location.id();
+    }
+
+    pb::Profile profile_;
+    std::unordered_map<std::string, std::int64_t> strings_;
+    std::map<std::pair<std::string, std::string>, std::uint64_t> functions_;
+    std::unordered_map<std::string, std::uint64_t> frame_locations_;
+    std::unordered_map<std::string, std::uint64_t> type_locations_;
+};
+
+void add_label(pprof_builder& builder, pb::Sample& sample, const std::string& key, const std::string& value) {
+    pb::Label& label = *sample.add_label();
+    label.set_key(builder.string(key));
+    label.set_str(builder.string(value));
+}
+
+// A fraction as a whole percent, rounded as the text report rounds it. (pprof's numeric labels are integers.)
+void add_percent_label(pprof_builder& builder, pb::Sample& sample, const std::string& key, double fraction) {
+    pb::Label& label = *sample.add_label();
+    label.set_key(builder.string(key));
+    label.set_num(std::llround(100 * fraction));
+    label.set_num_unit(builder.string("percent"));
+}
+
+void add_comments(pprof_builder& builder, const run_profile& run) {
+    pb::Profile& profile = builder.message();
+    const auto comment = [&](const std::string& text) { profile.add_comment(builder.string(text)); };
+    comment("ojx replica profile: objects allocated at the same calling context whose contents are identical");
+    comment("replicated_bytes: at least this many bytes would be saved if each site's identical objects shared "
+            "one copy");
+    if (!run.runtime.empty()) comment("runtime: " + joined(run.runtime));
+    if (!run.sampler.empty()) comment("sampler: " + joined(run.sampler));
+    if (!run.watchpoints.empty()) comment("watchpoints: " + joined(run.watchpoints));
+    if (run.profiles > 1) comment("merged from " + std::to_string(run.profiles) + " profiles");
+}
+
+} // namespace
+
+std::optional<std::string> write_pprof(std::ostream& out, const profile& p) {
+    pprof_builder builder;
+    pb::Profile& profile = builder.message();
+    // The event count first, as pprof's convention asks; replicated bytes shown by default, being what a fix saves.
+    builder.set_value_type(*profile.add_sample_type(), "objects", "count");
+    builder.set_value_type(*profile.add_sample_type(), "allocated", "bytes");
+    builder.set_value_type(*profile.add_sample_type(), "comparisons", "count");
+    builder.set_value_type(*profile.add_sample_type(), "replicated_bytes", "bytes");
+    profile.set_default_sample_type(builder.string("replicated_bytes"));
+    // Every comparison is counted: the values are not scaled up from a sample.
+    builder.set_value_type(*profile.mutable_period_type(), "comparisons", "count");
+    profile.set_period(1);
+    add_comments(builder, p.run);
+
+    // Replicated bytes are fractional. Each sample gets the change in the rounded running total, so that the
+    // samples sum to the rounded total rather than to a sum of per-sample rounding errors.
+    double replicated_so_far = 0;
+    std::int64_t replicated_rounded_so_far = 0;
+    for (const context_profile& context : p.contexts) {
+        pb::Sample& sample = *profile.add_sample();
+        sample.add_location_id(builder.type_location(context.type));
+        for (const std::string& frame : context.frames) sample.add_location_id(builder.frame_location(frame));
+
+        replicated_so_far += context.replicated_bytes();
+        const auto replicated_rounded = static_cast<std::int64_t>(std::llround(replicated_so_far));
+        sample.add_value(as_value(context.objects));
+        sample.add_value(as_value(context.bytes));
+        sample.add_value(as_value(context.estimate.comparisons()));
+        sample.add_value(replicated_rounded - replicated_rounded_so_far);
+        replicated_rounded_so_far = replicated_rounded;
+
+        add_label(builder, sample, "type", context.type);
+        if (context.estimate.reported) {
+            add_percent_label(builder, sample, "theta", context.estimate.theta);
+            add_percent_label(builder, sample, "omega", context.estimate.omega);
+            add_percent_label(builder, sample, "gamma", context.estimate.gamma);
+        }
+        for (const access_context& access : context.accesses)
+            if (!access.frames.empty()) add_label(builder, sample, "used_at", access.frames.front());
+    }
+
+    std::string bytes;
+    if (!profile.SerializeToString(&bytes)) return "pprof: the profile is too large to serialize (over 2 GiB)";
+    return write_gzip(out, bytes);
+}
+
+} // namespace ojx::tool

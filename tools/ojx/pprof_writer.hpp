@@ -1,0 +1,33 @@
+// A profile as pprof's gzipped profile.proto (github.com/google/pprof), so that replica profiles can be viewed
+// with `go tool pprof` (top, tree, flame graph) and aggregated across a fleet in continuous-profiling systems.
+//
+// Each allocation context is one sample. Its stack is the allocation context, leaf first as pprof wants it,
+// under a synthetic leaf frame naming the allocated type (`[byte[]]`): -top then ranks types by flat value and
+// allocation sites by cumulative value, and a flame graph ends each allocation stack in what it allocated.
+// The sample's values, in this order:
+//   objects/count           objects tracked in the context
+//   allocated/bytes         their total size
+//   comparisons/count       comparisons made (equal + different)
+//   replicated_bytes/bytes  at least this many bytes would be saved if the replicas shared one copy
+//                           (context_profile::replicated_bytes; the default sample type)
+// Every value sums over samples to the profile's total; replicated bytes are rounded so that their sum is the
+// exact total rounded to a byte. Labels: `type` (the allocated type), `theta`, `omega` and `gamma` in whole
+// percent as the text report shows them (only when the context has an estimate), and one `used_at` per access
+// context naming its leaf frame, so that -tagfocus can select sites by where their objects are used.
+//
+// Samples are not split by access context: comparisons and bytes belong to the allocation context, and access
+// contexts are only its most-sampled few, so any split would be invented.
+#pragma once
+
+#include "profile.hpp"
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace ojx::tool {
+
+// Writes `p` as a gzipped pprof profile.proto. Returns the error, if any.
+std::optional<std::string> write_pprof(std::ostream& out, const profile& p);
+
+} // namespace ojx::tool
