@@ -7,6 +7,8 @@
 #include <rapidjson/filereadstream.h>
 #include <rapidjson/reader.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -83,35 +85,31 @@ public:
     }
 
     bool StartObject() {
-        if (depth_ == 0) {
-            enter("");
-            return true;
-        }
-        if (path_ == "contexts[]" && !in_context_) {
+        if (depth_ == 0) return enter(false);
+        if (path_ == "contexts[]" && in_array() && !in_context_) {
             if (!saw_version()) return fail("not an ojx profile (no ojx_profile_version before its contexts)");
             in_context_ = true;
             context_ = context_profile{};
             present_ = 0;
             evidence_present_ = 0;
         }
-        if (path_ == "contexts[].accesses[]") context_.accesses.emplace_back();
-        return enter_member();
+        if (path_ == "contexts[].accesses[]" && in_array()) context_.accesses.emplace_back();
+        return enter(false);
     }
 
     bool EndObject(rapidjson::SizeType) {
-        if (path_ == "contexts[]" && in_context_) {
-            leave();
-            in_context_ = false;
-            return finish_context();
-        }
         leave();
+        if (path_ == "contexts[]" && in_context_ && depth_ == 2) {
+            const bool ok = finish_context();
+            in_context_ = false;
+            return ok;
+        }
         return true;
     }
 
     bool StartArray() {
         if (depth_ == 0) return fail("not an ojx profile (the top level is an array, not an object)");
-        if (!enter_member()) return false;
-        path_ += "[]";
+        if (!enter(true)) return false;
         if (in_context_ && path_ == "contexts[].allocation.frames[]") present_ |= has_frames; // may be empty
         return true;
     }
@@ -122,15 +120,20 @@ public:
     }
 
 private:
-    // Path bookkeeping: path_ is the dotted path of the current container ("" for the top object); a member
-    // container appends ".key" (or "key" at the top), an array element appends "[]".
-    void enter(std::string_view) { lengths_[depth_++] = path_.size(); }
-    bool enter_member() {
+    // Path bookkeeping: path_ names where a value is ("contexts[].comparisons" for the members of a context's
+    // comparisons object): a container that is an object's member appends ".key" ("key" at the top), an array
+    // appends "[]" for its elements, and an array's element appends nothing.
+    bool in_array() const noexcept { return depth_ > 0 && is_array_[depth_ - 1]; }
+
+    bool enter(bool array) {
         if (depth_ == std::size(lengths_)) return fail("not an ojx profile (nested too deeply)");
         lengths_[depth_] = path_.size();
-        ++depth_;
-        if (!path_.empty() && path_.back() != ']') path_ += '.';
-        if (path_.empty() || path_.back() == '.') path_ += key_;
+        if (depth_ > 0 && !in_array()) {
+            if (!path_.empty()) path_ += '.';
+            path_ += key_;
+        }
+        if (array) path_ += "[]";
+        is_array_[depth_++] = array;
         return true;
     }
     void leave() {
@@ -176,12 +179,10 @@ private:
 
     bool value(const scalar& v) {
         if (depth_ == 0) return fail("not an ojx profile (the top level is not a JSON object)");
-        // The full path of this value: the container's path, then the key (objects) or nothing (arrays).
-        const bool in_array = !path_.empty() && path_.back() == ']';
         if (in_context_) return context_value(v);
         if (path_ == "contexts[]") return fail("context " + std::to_string(context_index_ + 1) + ": not an object");
         if (path_.empty()) return top_value(v);
-        if (path_.starts_with("run")) return run_value(v, in_array);
+        if (path_.starts_with("run")) return run_value(v, in_array());
         return true;
     }
 
@@ -377,6 +378,7 @@ private:
     std::string key_;
     std::string path_;
     std::size_t lengths_[64]{};
+    bool is_array_[64]{};
     std::size_t depth_ = 0;
     std::uint64_t version_ = 0;
     bool in_context_ = false;
@@ -410,7 +412,9 @@ std::optional<std::string> read_profile(const std::string& path, run_profile& ru
     if (!handler.problem().empty()) return path + ": " + handler.problem();
     if (result.IsError()) {
         if (result.Code() == rapidjson::kParseErrorDocumentEmpty) return path + ": empty file, not a profile";
-        const bool at_end = result.Offset() >= stream.Tell();
+        struct stat file_status {};
+        const bool at_end = ::fstat(::fileno(file.get()), &file_status) == 0 &&
+                            result.Offset() >= static_cast<std::size_t>(file_status.st_size);
         return path + ": " + (at_end ? std::string("truncated: the JSON ends at byte ") + std::to_string(result.Offset())
                                      : "not valid JSON at byte " + std::to_string(result.Offset()) + ": " +
                                            rapidjson::GetParseError_En(result.Code()));

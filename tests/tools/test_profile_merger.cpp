@@ -1,0 +1,178 @@
+// Merging profiles, as properties over many generated profiles: merging the parts of a split gives exactly the
+// whole (evidence, counts, and the estimate recomputed from them); the order of the inputs does not matter; and
+// merging merged profiles (through their JSON) gives what merging everything at once gives. Also the two
+// refusals: sites without evidence sums, and profiles estimated with different settings.
+#include "generated_profiles.hpp"
+#include "profile_merger.hpp"
+#include "profile_reader.hpp"
+#include "profile_writer.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+using namespace ojx;
+using namespace ojx::tool;
+using namespace ojx::tool::testing;
+
+namespace {
+
+constexpr std::size_t seeds = 60;
+
+// A profile split into `parts`: each source of each site goes to a random part; a part lists the sites it got
+// sources of, and the access counts are dealt out the same way.
+std::vector<profile> split(const std::vector<simulated_site>& sites, std::size_t parts, std::uint64_t seed) {
+    fast_random rng(seed);
+    std::vector<profile> out(parts);
+    for (std::size_t p = 0; p < parts; ++p) out[p].run = simulated_run(1000 * (p + 1));
+    for (const simulated_site& site : sites) {
+        std::vector<std::vector<std::size_t>> dealt(parts);
+        for (std::size_t k = 0; k < site.sources.size(); ++k) dealt[rng.below(parts)].push_back(k);
+        std::vector<std::vector<access_context>> accesses(parts);
+        for (const access_context& a : site.accesses) {
+            std::uint64_t left = a.samples;
+            for (std::size_t p = 0; p < parts && left > 0; ++p) {
+                const std::uint64_t share = p + 1 == parts ? left : rng.below(left + 1);
+                if (share > 0) accesses[p].push_back({a.frames, share});
+                left -= share;
+            }
+        }
+        for (std::size_t p = 0; p < parts; ++p) {
+            if (dealt[p].empty() && accesses[p].empty()) continue;
+            context_profile c = context_of(site, dealt[p], estimator_config{});
+            c.accesses = accesses[p];
+            out[p].contexts.push_back(std::move(c));
+        }
+    }
+    return out;
+}
+
+profile merged(const std::vector<profile>& inputs) {
+    profile_merger merger;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        for (context_profile c : inputs[i].contexts) merger.add_context(std::move(c), "part" + std::to_string(i));
+        REQUIRE_FALSE(merger.add_run(inputs[i].run, "part" + std::to_string(i)));
+    }
+    profile out;
+    REQUIRE_FALSE(merger.finish(out));
+    return out;
+}
+
+std::string json_of(const profile& p) {
+    std::ostringstream out;
+    write_profile_json(out, p);
+    return out.str();
+}
+
+profile through_json(const profile& p, const std::string& name) {
+    const auto path = std::filesystem::temp_directory_path() / ("ojx-test-" + name + ".json");
+    std::ofstream(path) << json_of(p);
+    profile back;
+    REQUIRE_FALSE(load_profiles({path.string()}, back));
+    std::filesystem::remove(path);
+    return back;
+}
+
+} // namespace
+
+TEST_CASE("merging the parts of a split profile gives exactly the whole") {
+    std::size_t sites_checked = 0;
+    for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+        const auto sites = simulate_sites(seed, 25);
+        const std::size_t parts = 2 + seed % 4;
+        const profile m = merged(split(sites, parts, seed * 7919));
+        std::map<std::string, const context_profile*> by_site;
+        for (const context_profile& c : m.contexts) by_site[c.type + c.frames.front() + std::to_string(c.frames.size())] = &c;
+        for (const simulated_site& site : sites) {
+            std::vector<std::size_t> all(site.sources.size());
+            for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
+            const context_profile whole = context_of(site, all, estimator_config{});
+            const auto found = by_site.find(site.type + site.frames.front() + std::to_string(site.frames.size()));
+            if (site.sources.empty() && site.accesses.empty()) {
+                CHECK(found == by_site.end());
+                continue;
+            }
+            REQUIRE(found != by_site.end());
+            const context_profile& c = *found->second;
+            INFO("seed " << seed << ", site " << site.frames.front());
+            CHECK(c.objects == whole.objects);
+            CHECK(c.bytes == whole.bytes);
+            CHECK(c.evidence.weighted_equal == whole.evidence.weighted_equal);
+            CHECK(c.evidence.sum_total_squared == whole.evidence.sum_total_squared);
+            CHECK(c.evidence.sources == whole.evidence.sources);
+            // Recomputed from the sums, not averaged: the same numbers as one profile with every comparison.
+            CHECK(c.estimate.reported == whole.estimate.reported);
+            CHECK(c.estimate.theta == whole.estimate.theta);
+            CHECK(c.estimate.theta_ci == whole.estimate.theta_ci);
+            CHECK(c.estimate.alpha_ci == whole.estimate.alpha_ci);
+            CHECK(c.estimate.omega == whole.estimate.omega);
+            CHECK(c.estimate.gamma == whole.estimate.gamma);
+            std::uint64_t samples = 0, expected = 0;
+            for (const access_context& a : c.accesses) samples += a.samples;
+            for (const access_context& a : site.accesses) expected += a.samples;
+            CHECK(samples == expected);
+            ++sites_checked;
+        }
+        // Counters add up; the merged run says how many profiles it came from.
+        CHECK(m.run.profiles == parts);
+        const auto samples = std::find_if(m.run.counters.begin(), m.run.counters.end(),
+                                          [](const run_counter& c) { return c.path == "samples"; });
+        REQUIRE(samples != m.run.counters.end());
+        CHECK(samples->value == 1000 * parts * (parts + 1) / 2);
+    }
+    CHECK(sites_checked > seeds * 15);
+}
+
+TEST_CASE("merging does not depend on the order of the inputs") {
+    for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+        auto parts = split(simulate_sites(seed, 20), 4, seed);
+        const std::string forward = json_of(merged(parts));
+        std::reverse(parts.begin(), parts.end());
+        CHECK(json_of(merged(parts)) == forward);
+        std::swap(parts[1], parts[3]);
+        CHECK(json_of(merged(parts)) == forward);
+    }
+}
+
+TEST_CASE("merging merged profiles (through their JSON) is the same as merging everything at once") {
+    for (std::uint64_t seed = 1; seed <= seeds / 3; ++seed) {
+        const auto p = split(simulate_sites(seed, 20), 3, seed + 100);
+        const std::string at_once = json_of(merged(p));
+        const profile ab = through_json(merged({p[0], p[1]}), "ab");
+        const profile bc = through_json(merged({p[1], p[2]}), "bc");
+        CHECK(json_of(merged({ab, p[2]})) == at_once);
+        CHECK(json_of(merged({p[0], bc})) == at_once);
+        CHECK(json_of(merged({through_json(p[0], "a"), through_json(p[1], "b"), through_json(p[2], "c")})) ==
+              at_once);
+    }
+}
+
+TEST_CASE("a site seen twice without evidence sums is refused, naming the profile") {
+    auto parts = split(simulate_sites(3, 10), 2, 3);
+    REQUIRE_FALSE(parts[1].contexts.empty());
+    context_profile old = parts[1].contexts.front();
+    old.has_evidence = false;
+    profile_merger merger;
+    merger.add_context(context_profile(old), "new.json");
+    merger.add_context(std::move(old), "old.json");
+    REQUIRE_FALSE(merger.add_run(parts[0].run, "new.json"));
+    profile out;
+    const auto error = merger.finish(out);
+    REQUIRE(error);
+    CHECK_THAT(*error, Catch::Contains("no evidence sums") && Catch::Contains(".json"));
+}
+
+TEST_CASE("profiles estimated with different settings are not merged") {
+    auto parts = split(simulate_sites(4, 5), 2, 4);
+    parts[1].run.estimator.min_comparisons = 50;
+    profile_merger merger;
+    REQUIRE_FALSE(merger.add_run(parts[0].run, "a.json"));
+    const auto error = merger.add_run(parts[1].run, "b.json");
+    REQUIRE(error);
+    CHECK_THAT(*error, Catch::Contains("b.json") && Catch::Contains("min_comparisons 50") &&
+                           Catch::Contains("same settings"));
+}

@@ -1,0 +1,199 @@
+// Reading profiles: what the profiler writes comes back field for field (with the evidence sums exact); what
+// the tool writes reads back the same; and bad input of every kind gives one line naming the file and the
+// problem — never a crash, never a silently partial profile.
+#include "generated_profiles.hpp"
+#include "profile_reader.hpp"
+#include "profile_writer.hpp"
+
+#include "ojx/emulation/heap_shapes.hpp"
+#include "ojx/emulation/session.hpp"
+#include "ojx/report.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace ojx;
+using namespace ojx::tool;
+using namespace ojx::tool::testing;
+
+namespace {
+
+struct scratch_file {
+    std::filesystem::path path;
+    explicit scratch_file(const std::string& name, const std::string& content)
+        : path(std::filesystem::temp_directory_path() / ("ojx-reader-" + name)) {
+        std::ofstream(path, std::ios::binary) << content;
+    }
+    ~scratch_file() { std::filesystem::remove(path); }
+};
+
+struct read_result {
+    std::optional<std::string> error;
+    run_profile run;
+    std::vector<context_profile> contexts;
+};
+
+read_result read_text(const std::string& name, const std::string& content) {
+    const scratch_file file(name, content);
+    read_result r;
+    r.error = read_profile(file.path.string(), r.run, [&](context_profile&& c) { r.contexts.push_back(std::move(c)); });
+    return r;
+}
+
+// A profile the profiler itself wrote: an emulated heap with a replicated and a random context.
+std::pair<std::string, replica_report> emulated_profile() {
+    using namespace ojx::emulation;
+    const std::vector<context_shape> shapes{
+        {.name = "com.example.Reader.readNext", .type = "byte[]", .group_sizes = {100, 20}},
+        {.name = "com.example.Random.fill", .type = "int[]", .group_sizes = std::vector<std::uint32_t>(120, 1)},
+    };
+    session_config config;
+    config.profiler.context_tree_capacity = 256;
+    session<> s(config);
+    run_workload(s.machine, s.prof.contexts(), shapes, {.seed = 11});
+    const report_naming naming{[&](std::uint64_t f) { return synthetic_frame_name(f, shapes); },
+                               [&](type_id t) { return shapes.at(t).type; }};
+    std::ostringstream json;
+    const replica_report report = s.prof.report();
+    write_json(json, report, s.prof.contexts(), naming, s.facts());
+    return {json.str(), report};
+}
+
+const std::string minimal_context =
+    R"json({"allocation": {"type": "byte[]", "frames": ["A.f(A.java:1)"]}, "objects": 3, "bytes": 3072,
+        "reported": false, "comparisons": {"equal": 1, "different": 2}, "theta": 0.3, "omega": 0, "gamma": 1})json";
+
+std::string profile_with(const std::string& context) {
+    return R"json({"ojx_profile_version": 1, "run": {"samples": 5}, "contexts": [)json" + context + "]}";
+}
+
+} // namespace
+
+TEST_CASE("a profile the profiler wrote reads back field for field, evidence sums exactly") {
+    const auto [json, report] = emulated_profile();
+    const read_result r = read_text("emulated.json", json);
+    REQUIRE_FALSE(r.error);
+    REQUIRE(r.contexts.size() == report.contexts.size());
+    REQUIRE(report.contexts.size() >= 1);
+    for (std::size_t i = 0; i < report.contexts.size(); ++i) {
+        const context_report& expected = report.contexts[i];
+        const context_profile& c = r.contexts[i];
+        CHECK(c.objects == expected.objects);
+        CHECK(c.bytes == expected.bytes);
+        CHECK(c.has_evidence);
+        CHECK(c.evidence.weighted_equal == expected.evidence.weighted_equal);
+        CHECK(c.evidence.weighted_total == expected.evidence.weighted_total);
+        CHECK(c.evidence.sum_equal_times_total == expected.evidence.sum_equal_times_total);
+        CHECK(c.evidence.sources == expected.evidence.sources);
+        CHECK(c.estimate.equal == expected.estimate.equal);
+        CHECK(c.estimate.reported == expected.estimate.reported);
+        CHECK(c.estimate.theta == Approx(expected.estimate.theta).epsilon(1e-5));
+        CHECK(c.estimate.omega == Approx(expected.estimate.omega).epsilon(1e-5).margin(1e-6));
+        CHECK(c.accesses.size() == expected.accesses.size());
+        // The estimate recomputed from what was read is the profiler's own.
+        const replica_estimate again = estimate_replicas(c.objects, c.evidence, r.run.estimator);
+        CHECK(again.theta_ci == expected.estimate.theta_ci);
+        CHECK(again.gamma == expected.estimate.gamma);
+    }
+    CHECK(r.run.estimator.min_comparisons == estimator_config{}.min_comparisons);
+    REQUIRE(r.run.runtime.size() == 1);
+    CHECK(r.run.runtime.front() == "emulation (synthetic heap)");
+    bool dropped_store = false;
+    for (const run_counter& counter : r.run.counters) dropped_store |= counter.path == "samples_dropped.store";
+    CHECK(dropped_store);
+}
+
+TEST_CASE("what the tool writes reads back the same") {
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        profile p;
+        p.run = simulated_run(seed * 100);
+        for (const simulated_site& site : simulate_sites(seed, 15)) {
+            std::vector<std::size_t> all(site.sources.size());
+            for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
+            p.contexts.push_back(context_of(site, all, estimator_config{}));
+            p.contexts.back().accesses = site.accesses;
+        }
+        std::ostringstream first;
+        write_profile_json(first, p);
+        const read_result r = read_text("roundtrip.json", first.str());
+        REQUIRE_FALSE(r.error);
+        const profile back{r.run, r.contexts};
+        std::ostringstream second;
+        write_profile_json(second, back);
+        CHECK(second.str() == first.str());
+    }
+}
+
+TEST_CASE("bad input gives one line naming the file and the problem") {
+    const auto error_for = [](const std::string& name, const std::string& content) {
+        const read_result r = read_text(name, content);
+        REQUIRE(r.error);
+        CHECK(r.error->find('\n') == std::string::npos);
+        CHECK_THAT(*r.error, Catch::Contains(name));
+        return *r.error;
+    };
+    CHECK_THAT(error_for("empty.json", ""), Catch::Contains("empty file"));
+    CHECK_THAT(error_for("text.json", "this is not JSON"), Catch::Contains("not valid JSON at byte 1: Invalid value"));
+    CHECK_THAT(error_for("foreign.json", R"json({"name": "package.json", "version": "1.0"})json"),
+               Catch::Contains("not an ojx profile"));
+    CHECK_THAT(error_for("array.json", "[1, 2]"), Catch::Contains("top level is an array"));
+    CHECK_THAT(error_for("number.json", "42"), Catch::Contains("top level is not a JSON object"));
+    CHECK_THAT(error_for("newer.json", R"json({"ojx_profile_version": 2, "contexts": []})json"),
+               Catch::Contains("version 2 is newer") && Catch::Contains("(1)"));
+    CHECK_THAT(error_for("late.json", R"json({"contexts": [{"objects": 1}], "ojx_profile_version": 1})json"),
+               Catch::Contains("no ojx_profile_version before its contexts"));
+    std::string wrong = minimal_context;
+    wrong.replace(wrong.find("\"objects\": 3"), 12, "\"objects\": \"three\"");
+    CHECK_THAT(error_for("wrong-type.json", profile_with(wrong)),
+               Catch::Contains("context 1: field 'objects' should be a non-negative integer"));
+    std::string missing = minimal_context;
+    missing.replace(missing.find(", \"theta\": 0.3"), 14, "");
+    CHECK_THAT(error_for("missing.json", profile_with(minimal_context + ", " + missing)),
+               Catch::Contains("context 2: missing field 'theta'"));
+    CHECK_THAT(error_for("not-object.json", profile_with("17")), Catch::Contains("context 1: not an object"));
+
+    const read_result absent = [] {
+        read_result r;
+        r.error = read_profile("/nonexistent/ojx/profile.json", r.run, [](context_profile&&) {});
+        return r;
+    }();
+    REQUIRE(absent.error);
+    CHECK_THAT(*absent.error, Catch::Contains("/nonexistent/ojx/profile.json: cannot read"));
+}
+
+TEST_CASE("a profile cut anywhere is an error, never a partial profile taken as whole") {
+    const std::string json = emulated_profile().first;
+    std::size_t cuts = 0;
+    for (std::size_t at = 1; at + 1 < json.size(); at += 37) {
+        // A cut inside trailing white space leaves a complete document; everything else must be refused.
+        if (json.find_first_not_of(" \n}]", at) == std::string::npos) continue;
+        const read_result r = read_text("cut.json", json.substr(0, at));
+        INFO("cut at byte " << at << " of " << json.size());
+        REQUIRE(r.error);
+        ++cuts;
+    }
+    CHECK(cuts > 20);
+    const read_result r = read_text("cut.json", json.substr(0, json.size() / 2));
+    REQUIRE(r.error);
+    CHECK_THAT(*r.error, Catch::Contains("truncated"));
+}
+
+TEST_CASE("a profile without contexts, fields nobody knows and an empty frame list are fine") {
+    const read_result none = read_text("none.json", R"json({"ojx_profile_version": 1, "run": {}, "contexts": []})json");
+    CHECK_FALSE(none.error);
+    CHECK(none.contexts.empty());
+    std::string context = minimal_context;
+    const std::string frames = "[\"A.f(A.java:1)\"]";
+    context.replace(context.find(frames), frames.size(), "[]");
+    context.insert(1, R"json("future": {"nested": [1, {"x": null}]}, )json");
+    const read_result r = read_text("unknown-fields.json", profile_with(context));
+    INFO(r.error.value_or(""));
+    REQUIRE_FALSE(r.error);
+    REQUIRE(r.contexts.size() == 1);
+    CHECK(r.contexts[0].frames.empty());
+    CHECK_FALSE(r.contexts[0].has_evidence);
+    CHECK(r.contexts[0].estimate.comparisons() == 3);
+}

@@ -1,0 +1,48 @@
+#include "collapsed_stacks.hpp"
+
+#include <cmath>
+
+namespace ojx::tool {
+namespace {
+
+std::uint64_t value_of(const context_profile& c, stack_value value) {
+    switch (value) {
+    case stack_value::replicated_bytes: return static_cast<std::uint64_t>(std::llround(c.replicated_bytes()));
+    case stack_value::comparisons: return c.estimate.comparisons();
+    case stack_value::objects: return c.objects;
+    case stack_value::bytes: return c.bytes;
+    }
+    return 0;
+}
+
+// The format separates frames with ';' and ends a line with ' VALUE': a frame keeps its spaces (the value is
+// after the last one) but may not contain ';' or a line break.
+void write_frame(std::ostream& out, std::string_view frame) {
+    for (const char c : frame) out << (c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c);
+}
+
+} // namespace
+
+std::optional<stack_value> parse_stack_value(std::string_view name) {
+    if (name == "replicated-bytes") return stack_value::replicated_bytes;
+    if (name == "comparisons") return stack_value::comparisons;
+    if (name == "objects") return stack_value::objects;
+    if (name == "bytes") return stack_value::bytes;
+    return std::nullopt;
+}
+
+void write_collapsed(std::ostream& out, const profile& p, stack_value value) {
+    for (const context_profile& c : p.contexts) {
+        const std::uint64_t v = value_of(c, value);
+        if (v == 0) continue;
+        for (auto frame = c.frames.rbegin(); frame != c.frames.rend(); ++frame) {
+            write_frame(out, *frame);
+            out << ';';
+        }
+        out << '[';
+        write_frame(out, c.type);
+        out << "] " << v << '\n';
+    }
+}
+
+} // namespace ojx::tool

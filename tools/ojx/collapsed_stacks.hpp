@@ -1,0 +1,26 @@
+// Collapsed stacks (Brendan Gregg's flamegraph.pl format, also read by speedscope and most flame graph tools):
+// one line per allocation site, `root;…;site;[type] VALUE`, so that replica profiles open in the tools people
+// already use. Sites with a value of 0 are left out (a flame graph has nothing to draw for them).
+#pragma once
+
+#include "profile.hpp"
+
+#include <optional>
+#include <ostream>
+#include <string_view>
+
+namespace ojx::tool {
+
+// What a site's width is.
+enum class stack_value {
+    replicated_bytes, // bytes a fix would at least save (the default: what to fix first)
+    comparisons,      // evidence gathered
+    objects,          // objects tracked
+    bytes,            // bytes allocated in tracked objects
+};
+
+std::optional<stack_value> parse_stack_value(std::string_view name); // "replicated-bytes", "comparisons", …
+
+void write_collapsed(std::ostream& out, const profile& p, stack_value value);
+
+} // namespace ojx::tool

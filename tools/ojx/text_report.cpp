@@ -1,0 +1,84 @@
+#include "text_report.hpp"
+
+#include "ojx/report.hpp"
+
+#include <cstdio>
+
+namespace ojx::tool {
+namespace {
+
+using report_detail::bytes;
+using report_detail::percent;
+
+std::uint64_t counter(const run_profile& run, std::string_view path) {
+    for (const run_counter& c : run.counters)
+        if (c.path == path) return c.value;
+    return 0;
+}
+
+void write_frame_line(std::ostream& out, const char* label, const std::string& frame, const text_options& options) {
+    out << label << frame << '\n';
+    if (options.sources == nullptr) return;
+    if (const auto line = options.sources->line_of(frame)) out << "             | " << *line << '\n';
+}
+
+void write_site(std::ostream& out, std::size_t rank, const context_profile& c, const text_options& options) {
+    const replica_estimate& e = c.estimate;
+    const double mean_size = c.objects ? static_cast<double>(c.bytes) / static_cast<double>(c.objects) : 0;
+    char row[256];
+    std::snprintf(row, sizeof row, "%3zu %5s [%4s,%5s] %5s..%-5s %9llu %8llu %10s %11s  ", rank,
+                  percent(e.theta).c_str(), percent(e.theta_ci.low).c_str(), percent(e.theta_ci.high).c_str(),
+                  percent(e.omega).c_str(), percent(e.gamma).c_str(),
+                  static_cast<unsigned long long>(e.comparisons()), static_cast<unsigned long long>(c.objects),
+                  bytes(mean_size).c_str(), bytes(c.replicated_bytes()).c_str());
+    out << row << c.type << " at " << (c.frames.empty() ? std::string("(no frames)") : c.frames.front()) << '\n';
+    if (options.sources != nullptr && !c.frames.empty())
+        if (const auto line = options.sources->line_of(c.frames.front())) out << "             | " << *line << '\n';
+    for (std::size_t f = 1; f < c.frames.size() && f < options.frames; ++f)
+        write_frame_line(out, "        from ", c.frames[f], options);
+    if (c.frames.size() > options.frames && options.frames > 0)
+        out << "        (" << c.frames.size() - options.frames << " more frames)\n";
+    std::uint64_t sampled = 0;
+    for (const access_context& a : c.accesses) sampled += a.samples;
+    for (std::size_t a = 0; a < c.accesses.size() && a < options.accesses; ++a) {
+        const access_context& used = c.accesses[a];
+        char share[64];
+        std::snprintf(share, sizeof share, "  (%llu samples, %s)", static_cast<unsigned long long>(used.samples),
+                      percent(sampled ? static_cast<double>(used.samples) / static_cast<double>(sampled) : 0).c_str());
+        write_frame_line(out, "        used at ", (used.frames.empty() ? std::string("?") : used.frames.front()) + share,
+                         options);
+    }
+    out << '\n';
+}
+
+} // namespace
+
+void write_text_report(std::ostream& out, const std::vector<std::string>& sources_read, const run_profile& run,
+                       const std::vector<context_profile>& sites, const site_totals& totals,
+                       const text_options& options) {
+    out << "ojx replica report: ";
+    for (std::size_t i = 0; i < sources_read.size() && i < 3; ++i) out << (i ? ", " : "") << sources_read[i];
+    if (sources_read.size() > 3) out << " and " << sources_read.size() - 3 << " more";
+    if (run.profiles > 1) out << " (merged from " << run.profiles << " profiles)";
+    out << "\n  runtime:     " << joined(run.runtime) << "\n  sampler:     " << joined(run.sampler)
+        << "\n  watchpoints: " << joined(run.watchpoints) << '\n';
+    out << "  " << counter(run, "samples") << " samples, " << counter(run, "comparisons") << " comparisons; "
+        << totals.sites << " allocation sites, " << totals.estimated << " with an estimate (at least "
+        << run.estimator.min_comparisons << " comparisons), " << totals.replicated << " replicated (omega >= "
+        << percent(replicated_omega) << ")\n\n";
+    if (sites.empty()) {
+        if (totals.estimated == 0)
+            out << "No allocation site has enough comparisons for an estimate yet (the most any site has is "
+                << totals.most_comparisons_unestimated << "; " << run.estimator.min_comparisons
+                << " are needed). Profile longer, or sample more densely (rate=, interval=).\n";
+        else
+            out << "No site with an estimate has theta >= " << percent(options.min_theta) << ".\n";
+        return;
+    }
+    out << "  #  theta  [95% int.]  omega..gamma  compared  objects   obj size  saves >=    allocation site\n";
+    for (std::size_t i = 0; i < sites.size(); ++i) write_site(out, i + 1, sites[i], options);
+    out << "theta: how often two objects of the site compared equal. omega..gamma: bounds on the share of the site's\n"
+           "objects that are one identical group. saves >=: bytes that sharing one copy would at least save.\n";
+}
+
+} // namespace ojx::tool
