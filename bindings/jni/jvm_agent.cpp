@@ -84,6 +84,7 @@ std::vector<option_spec> jvm_agent_options() {
 struct jvm_settings {
     agent_settings agent;
     bool start = false, stop = false, dump = false;
+    bool file_given = false; // with dump or stop: that profile goes to this file (the agent keeps its own)
     std::uint64_t interval = 512 * 1024;
     std::chrono::nanoseconds duration{0};
 };
@@ -97,6 +98,7 @@ std::optional<std::string> parse_jvm_options(const char* text, jvm_settings& set
     settings.start = parsed.values.flag("start");
     settings.stop = parsed.values.flag("stop");
     settings.dump = parsed.values.flag("dump");
+    settings.file_given = parsed.values.given("file");
     if (settings.start + settings.stop + settings.dump > 1) return std::string("give one of start, stop and dump");
     settings.interval = parsed.values.size("interval");
     if (settings.interval > 0x7fffffff) return std::string("interval: at most 2g");
@@ -122,7 +124,8 @@ public:
 
     std::optional<std::string> prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm_settings& settings);
     std::optional<std::string> start(JNIEnv* jni, bool attached_late);
-    void write_profile(JNIEnv* jni, const char* why);
+    // To `file`, or the agent's file when empty. Whether the profile was written.
+    bool write_profile(JNIEnv* jni, const char* why, const std::string& file = {});
     void stop(JNIEnv* jni);
     bool profiling() const noexcept { return profiling_.load(std::memory_order_acquire); }
     const jvm_settings& settings() const noexcept { return settings_; }
@@ -523,9 +526,10 @@ void* agent::agent_thread_main(void* raw) {
 
 // ---- Writing the profile ----
 
-void agent::write_profile(JNIEnv* jni, const char* why) {
+bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file) {
     const std::lock_guard dump(dump_mutex_);
-    if (!profiling()) return;
+    if (!profiling()) return false;
+    const std::string& path = file.empty() ? file_ : file;
     if (objects_->relocation_due()) objects_->relocate(jni);
     replica_report report;
     tree_snapshot tree;
@@ -573,16 +577,19 @@ void agent::write_profile(JNIEnv* jni, const char* why) {
                      {"single_steps_refused_at_system_calls", c.steps_refused.load()},
                      {"sampling_interrupts", c.triggers.load()},
                      {"heap_sampling_interval", settings_.interval}}};
-    std::ofstream out(file_);
+    std::ofstream out(path);
     write_json(out, report, tree, naming, facts);
     out.close();
     if (!out) {
-        std::fprintf(stderr, "ojx: could not write the profile to %s\n", file_.c_str());
-    } else if (!settings_.agent.quiet) {
+        std::fprintf(stderr, "ojx: could not write the profile to %s\n", path.c_str());
+        return false;
+    }
+    if (!settings_.agent.quiet) {
         std::ostringstream text;
         write_text(text, report, tree, naming, facts, 5);
-        std::fprintf(stderr, "%sojx: profile written %s to %s\n", text.str().c_str(), why, file_.c_str());
+        std::fprintf(stderr, "%sojx: profile written %s to %s\n", text.str().c_str(), why, path.c_str());
     }
+    return true;
 }
 
 void agent::stop(JNIEnv* jni) {
@@ -626,9 +633,14 @@ jint load(JavaVM* vm, const char* options, bool live) {
                 std::fprintf(stderr, "ojx: not profiling; nothing to %s\n", settings.dump ? "dump" : "stop");
                 return JNI_ERR;
             }
-            the_agent->write_profile(jni, settings.dump ? "on request" : "at stop");
+            // The return code is all an attaching tool sees (this message goes to the JVM's standard error).
+            const std::string file = settings.file_given ? expand_file_name(settings.agent.file_pattern,
+                                                                            static_cast<std::uint64_t>(getpid()),
+                                                                            start_time_text())
+                                                         : std::string();
+            const bool written = the_agent->write_profile(jni, settings.dump ? "on request" : "at stop", file);
             if (settings.stop) the_agent->stop(jni);
-            return JNI_OK;
+            return written ? JNI_OK : JNI_ERR;
         }
         std::fprintf(stderr, "ojx: %s\n",
                      the_agent->profiling() ? "already profiling" : "profiling cannot be restarted in this JVM");
