@@ -6,7 +6,9 @@ as an engineer would use it:
     performance log's Network.requestWillBeSent, and performance.getEntriesByType('resource'));
   - the planted context (a context whose allocation site or type is NAME) has a box in the flame view, wide
     enough to see, and a row in the table;
-  - a click on its box shows its numbers in the details panel: θ, its interval and [ω, γ] as in the page's data;
+  - a click on its box shows its numbers in the details panel: θ, its interval and [ω, γ] as in the page's data,
+    and zooms into it (Reset zoom undoes that); a click on the frame NAME lists it, Back undoes that zoom;
+  - it keeps a box whichever width is chosen (bytes saved, bytes, comparisons);
   - searching for NAME highlights its box and row and reports a matched share;
   - a click on a column header sorts the table by that column (and a second click reverses it).
 
@@ -185,6 +187,14 @@ def wait_for(driver, condition, what, seconds=5):
         time.sleep(0.05)
 
 
+# The node id of the widest frame box named arguments[0], or null.
+WIDEST_FRAME_BOX = """
+    const boxes = [...document.querySelectorAll('#flame-nodes .node[data-kind="frame"]')]
+        .filter(e => e.textContent === arguments[0])
+        .sort((a, b) => b.getBoundingClientRect().width - a.getBoundingClientRect().width);
+    return boxes.length ? boxes[0].dataset.nodeId : null;"""
+
+
 def planted_context(data, name):
     """The first (best ranked) context allocated at NAME, else of type NAME, else with NAME among its frames."""
     strings = data["strings"]
@@ -289,6 +299,28 @@ def run_checks(driver, page, name, artefacts, steps):
     if driver.script("return document.querySelector('#flame-nodes .node').dataset.kind") != "root":
         raise Failure("Reset zoom did not bring back the root of the view")
     steps.append("zoom: the click zoomed into the context; Reset zoom went back to all contexts")
+    # A click on a frame's box zooms into it and lists the contexts below it; Back undoes the zoom.
+    frame_id = driver.script(WIDEST_FRAME_BOX, name)
+    if frame_id is not None:  # NAME is a frame, not (only) a type
+        driver.click(driver.find_one(f'#flame-nodes .node[data-node-id="{frame_id}"]'))
+        listed = driver.script("return [...document.querySelectorAll('#details .context-link')]"
+                               ".map(e => Number(e.dataset.contextIndex))")
+        if index not in listed:
+            raise Failure(f"a click on the frame {name!r} does not list the planted context below it: {listed}")
+        driver.click(driver.find_one(f'#details .context-link[data-context-index="{index}"]'))
+        if driver.script("return document.querySelector('#details h2').dataset.contextIndex") != str(index):
+            raise Failure("a click on the planted context in the frame's list does not show its details")
+        driver.click(driver.find_one("#zoom-back"))
+        if driver.script("return document.querySelector('#flame-nodes .node').dataset.kind") != "root":
+            raise Failure("Back after one zoom did not bring back the root of the view")
+        steps.append("frame: a click lists the planted context below it; its link selects it; Back unzooms")
+    # Every width keeps the planted context on screen (it has comparisons, bytes and savings).
+    for mode in ("comparisons", "bytes", "saved"):
+        driver.script("const s = document.getElementById('width-mode'); s.value = arguments[0];"
+                      "s.dispatchEvent(new Event('change'))", mode)
+        if not driver.find_one(box_css):
+            raise Failure(f"with width by {mode} the planted context has no box")
+    steps.append("width by comparisons, bytes and bytes saved: the planted context has a box in each")
     # What an engineer sees first: the top of the page, the planted context selected.
     driver.script("window.scrollTo(0, 0)")
     driver.screenshot(os.path.join(artefacts, "report.png"))
