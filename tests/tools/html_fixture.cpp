@@ -1,0 +1,175 @@
+// Writes an HTML report of a made-up but realistic profile, for the browser test (html_view_test.py): Java-like
+// stacks that share their outer frames, θ mostly small and up to 0.6, contexts with too few comparisons, names with
+// quotes, markup and non-ASCII letters, a context with no frames — and one planted replica context (θ ≈ 0.9,
+// allocated at `planted_site`, which tests/tools/CMakeLists.txt passes to the browser test).
+//
+// usage: html_fixture OUT.html [CONTEXTS]   (default 40 contexts; the report shows the top 500)
+#include "html_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace ojx::tool;
+
+constexpr const char* planted_site = "com.acme.ingest.DictionaryPageReader.readPage(DictionaryPageReader.java:212)";
+
+// Evidence as a profiler would gather it: `comparisons` spread over `sources` source objects, each source's equal
+// share scattered around θ (sources disagree, which is what widens the interval).
+ojx::evidence_summary simulate_evidence(double theta, std::uint64_t comparisons, std::uint64_t sources,
+                                        std::mt19937& random) {
+    ojx::evidence_summary s;
+    std::normal_distribution<double> scatter(0.0, 0.08);
+    for (std::uint64_t source = 0; source < sources; ++source) {
+        const std::uint64_t total = comparisons / sources + (source < comparisons % sources ? 1 : 0);
+        if (total == 0) continue;
+        std::binomial_distribution<std::uint64_t> equal_of(total, std::clamp(theta + scatter(random), 0.0, 1.0));
+        const std::uint64_t equal = equal_of(random);
+        const auto e = static_cast<double>(equal);
+        const auto n = static_cast<double>(total);
+        s.equal += equal;
+        s.different += total - equal;
+        s.weighted_equal += e;
+        s.weighted_total += n;
+        s.sum_equal_squared += e * e;
+        s.sum_equal_times_total += e * n;
+        s.sum_total_squared += n * n;
+        ++s.sources;
+    }
+    s.pairs = (s.equal + s.different) * 3 / 5;
+    s.alpha_comparisons = s.different / 3;
+    s.alpha_equal = s.alpha_comparisons / 40;
+    return s;
+}
+
+context_profile make_context(std::string type, std::vector<std::string> frames, std::uint64_t objects,
+                             std::uint64_t object_size, double theta, std::uint64_t comparisons,
+                             std::vector<access_context> accesses, const ojx::estimator_config& config,
+                             std::mt19937& random) {
+    context_profile c;
+    c.type = std::move(type);
+    c.frames = std::move(frames);
+    c.objects = objects;
+    c.bytes = objects * object_size;
+    c.has_evidence = true;
+    c.evidence = simulate_evidence(theta, comparisons, std::max<std::uint64_t>(1, comparisons / 9), random);
+    c.estimate = ojx::estimate_replicas(objects, c.evidence, config);
+    c.accesses = std::move(accesses);
+    return c;
+}
+
+template <class T>
+const T& pick(const std::vector<T>& from, std::mt19937& random) {
+    return from[std::uniform_int_distribution<std::size_t>(0, from.size() - 1)(random)];
+}
+
+profile make_profile(std::size_t count) {
+    std::mt19937 random(20261122);
+    profile p;
+    p.run.runtime = {"OpenJDK 17.0.15 (G1)"};
+    p.run.sampler = {"perf_event cycles:u, randomized period around 1000003 (precise_ip=2)"};
+    p.run.watchpoints = {"perf_event breakpoints, 4 slots"};
+    p.run.pairing = {"reservoir"};
+    p.run.replacement = {"reservoir"};
+    p.run.profiles = 3;
+    p.run.counters = {{"allocations", 1'842'211},      {"samples", 96'118},
+                      {"samples_dropped.store", 30'120}, {"samples_dropped.untracked_address", 8'004},
+                      {"watchpoints_armed", 21'950},     {"traps", 19'230},
+                      {"comparisons", 18'871},           {"agent.samples_dropped_during_gc", 312}};
+
+    const std::vector<std::string> outer = {
+        "org.apache.spark.executor.Executor$TaskRunner.run(Executor.scala:551)",
+        "org.apache.spark.scheduler.Task.run(Task.scala:141)",
+        "org.apache.spark.rdd.RDD.iterator(RDD.scala:328)"};
+    const std::vector<std::string> middle = {
+        "org.apache.parquet.hadoop.ParquetFileReader.readNextRowGroup(ParquetFileReader.java:937)",
+        "org.apache.parquet.column.impl.ColumnReaderBase.readPage(ColumnReaderBase.java:655)",
+        "com.fasterxml.jackson.databind.ObjectMapper.readValue(ObjectMapper.java:3629)",
+        "com.acme.orders.OrderService.lambda$enrich$3(OrderService.java:188)",
+        "com.acme.orders.PricingCache$Loader.load(PricingCache.java:77)",
+        "java.util.stream.ReferencePipeline$3$1.accept(ReferencePipeline.java:197)",
+        "io.netty.buffer.PooledByteBufAllocator.newHeapBuffer(PooledByteBufAllocator.java:382)",
+        "com.acme.util.\"Quoted\"Names.<init>(QuotedNames.java:9)",
+        "com.acme.i18n.Übersetzer.übersetze(Übersetzer.java:41) — 翻訳"};
+    const std::vector<std::string> leaves = {
+        "java.util.Arrays.copyOf(Arrays.java:3537)",
+        "java.lang.String.<init>(String.java:1386)",
+        "java.util.HashMap.resize(HashMap.java:702)",
+        "java.lang.StringBuilder.toString(StringBuilder.java:453)",
+        "com.acme.model.Address.<init>(Address.java:23)",
+        "com.acme.parse.Tokenizer.next(Tokenizer.java:120)"};
+    const std::vector<std::string> types = {"byte[]", "char[]", "java.lang.String", "java.util.HashMap$Node[]",
+                                            "com.acme.model.Address", "long[]", "java.lang.Object[]"};
+    const std::vector<std::string> users = {
+        "java.util.Arrays.equals(Arrays.java:2646)", "java.lang.String.hashCode(String.java:1504)",
+        "com.acme.orders.OrderService.total(OrderService.java:240)",
+        "org.apache.parquet.column.values.dictionary.DictionaryValuesReader.readBytes(DictionaryValuesReader.java:86)",
+        "com.acme.parse.Tokenizer.peek(Tokenizer.java:131)"};
+    const ojx::estimator_config config = p.run.estimator;
+
+    auto access_stacks = [&](std::size_t n) {
+        std::vector<access_context> accesses;
+        std::uint64_t samples = 1'600;
+        for (std::size_t i = 0; i < n; ++i, samples = samples * 2 / 5 + 3)
+            accesses.push_back({{pick(users, random), pick(middle, random), outer[0]}, samples});
+        return accesses;
+    };
+
+    p.contexts.push_back(make_context(
+        "byte[]",
+        {planted_site, "com.acme.ingest.ColumnChunkLoader.load(ColumnChunkLoader.java:64)", middle[0], outer[2],
+         outer[1], outer[0]},
+        40'000, 2'048, 0.9, 600,
+        {{{"com.acme.ingest.DictionaryPageReader.decode(DictionaryPageReader.java:240)", middle[0], outer[0]}, 1'570},
+         {{"java.util.Arrays.equals(Arrays.java:2646)", "com.acme.ingest.Dedup.seen(Dedup.java:31)", outer[0]}, 310}},
+        config, random));
+    // The names a page must not trip over: markup that would end its data's <script>, and no frames at all.
+    p.contexts.push_back(make_context("com.acme.Tag</script><script>alert(1)</script>",
+                                      {"com.acme.html.Renderer.render(Renderer.java:5) <b>&amp;</b>", outer[0]}, 900,
+                                      64, 0.35, 180, access_stacks(1), config, random));
+    p.contexts.push_back(make_context("int[]", {}, 120, 4'096, 0.2, 45, {{{}, 12}}, config, random));
+
+    // Most sites of a real program are not replicated: θ is small for most of them, up to 0.6 for a few.
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    auto theta_of = [&] { const double u = uniform(random); return 0.6 * u * u * u; };
+    std::uniform_int_distribution<std::uint64_t> objects_of(50, 20'000);
+    const std::vector<std::uint64_t> sizes = {24, 48, 160, 1'024, 8'192};
+    for (std::size_t i = p.contexts.size(); i < count; ++i) {
+        std::vector<std::string> frames = {pick(leaves, random), pick(middle, random)};
+        frames.push_back("com.acme.jobs.Job" + std::to_string(i % 7) + ".step" + std::to_string(i) + "(Job" +
+                         std::to_string(i % 7) + ".java:" + std::to_string(100 + i) + ")");
+        frames.insert(frames.end(), outer.rbegin(), outer.rend()); // leaf first: the Executor frame last
+        // One context in four has too few comparisons for an estimate.
+        const std::uint64_t comparisons = i % 4 == 3 ? 5 + i % 13 : 25 + (i * 37) % 500;
+        p.contexts.push_back(make_context(pick(types, random), std::move(frames), objects_of(random),
+                                          pick(sizes, random),
+                                          theta_of(), comparisons, access_stacks(1 + i % 4), config, random));
+    }
+    std::sort(p.contexts.begin(), p.contexts.end(), ojx::tool::ranks_before);
+    return p;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2 || argc > 3) {
+        std::fputs("usage: html_fixture OUT.html [CONTEXTS]\n", stderr);
+        return 2;
+    }
+    const std::size_t count = argc == 3 ? std::strtoull(argv[2], nullptr, 10) : 40;
+    std::ofstream out(argv[1]);
+    write_html(out, make_profile(std::max<std::size_t>(count, 3)), {.title = "Fixture: order-ingest job (3 executors)"});
+    out.close();
+    if (!out) {
+        std::fprintf(stderr, "html_fixture: cannot write %s\n", argv[1]);
+        return 1;
+    }
+    return 0;
+}

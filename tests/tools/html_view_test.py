@@ -1,0 +1,434 @@
+#!/usr/bin/env python3
+"""Checks an HTML report (`ojx report --html`) in headless Chromium, driven over W3C WebDriver (chromedriver),
+as an engineer would use it:
+
+  - the page loads from file:// within 10 s, logs no console error and requests nothing but itself (the
+    performance log's Network.requestWillBeSent, and performance.getEntriesByType('resource'));
+  - the planted context (a context whose allocation site or type is NAME) has a box in the flame view, wide
+    enough to see, and a row in the table;
+  - a click on its box shows its numbers in the details panel: θ, its interval and [ω, γ] as in the page's data,
+    and zooms into it (Reset zoom undoes that); a click on the frame NAME lists it, Back undoes that zoom;
+  - it keeps a box whichever width is chosen (bytes saved, bytes, comparisons);
+  - searching for NAME highlights its box and row and reports a matched share;
+  - a click on a column header sorts the table by that column (and a second click reverses it).
+
+Screenshots go to ARTEFACT_DIR. Standard library only.
+
+usage: html_view_test.py PAGE.html NAME ARTEFACT_DIR
+exit status: 0 passed, 1 failed, 2 bad usage, 77 skipped (Chromium or chromedriver not installed)
+"""
+import base64
+import ctypes
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+SKIP = 77
+LOAD_SECONDS = 10
+BROWSER_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    # Without these Chromium reaches for the network (updates, sync, field trials), which is closed here.
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage", "--window-size=1600,1000",
+]
+
+
+class Failure(Exception):
+    """A check that failed; the message says what was expected and what was found."""
+
+
+def find_program(names):
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def die_with_parent():
+    # chromedriver (and the browser it starts) must not outlive this script, even if it is killed outright
+    # (a CTest timeout): the kernel sends SIGKILL to chromedriver when this process dies.
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_pdeathsig = 1
+    libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
+class WebDriver:
+    """The few W3C WebDriver commands the checks use, over HTTP to a local chromedriver."""
+
+    def __init__(self, artefacts):
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log_path = os.path.join(artefacts, "chromedriver.log")
+        # Localhost, never through a proxy the environment may name.
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        self.profile_dir = None
+        self.process = None
+        self.session = None
+
+    def start(self, driver, browser):
+        """Starts chromedriver and a session of the browser with a fresh profile."""
+        self.profile_dir = tempfile.mkdtemp(prefix="ojx-html-view-")
+        # Its own process group, so that the browser's processes are stopped with it.
+        self.process = subprocess.Popen([driver, f"--port={self.port}", f"--log-path={self.log_path}"],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        start_new_session=True, preexec_fn=die_with_parent)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                if self.call("GET", "/status").get("ready"):
+                    break
+            except (OSError, Failure):
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise Failure(f"chromedriver did not start (see {self.log_path})")
+            time.sleep(0.1)
+        capabilities = {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": browser, "args": BROWSER_ARGS + [f"--user-data-dir={self.profile_dir}"]},
+            "goog:loggingPrefs": {"browser": "ALL", "performance": "ALL"},
+        }
+        self.session = self.call("POST", "/session", {"capabilities": {"alwaysMatch": capabilities}})["sessionId"]
+
+    def call(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json; charset=utf-8"})
+        try:
+            with self.opener.open(request, timeout=60) as response:
+                return json.loads(response.read())["value"]
+        except urllib.error.HTTPError as error:
+            body = error.read()
+            try:
+                value = json.loads(body).get("value", {})
+            except ValueError:
+                value = {"error": f"HTTP {error.code}", "message": body.decode(errors="replace")}
+            raise Failure(f"WebDriver {method} {path}: {value.get('error')}: {value.get('message', '')[:500]}")
+
+    def command(self, method, path, body=None):
+        return self.call(method, f"/session/{self.session}{path}", body)
+
+    def script(self, source, *args):
+        return self.command("POST", "/execute/sync", {"script": source, "args": list(args)})
+
+    def find_one(self, css):
+        found = self.command("POST", "/elements", {"using": "css selector", "value": css})
+        if not found:
+            raise Failure(f"no element matches {css}")
+        return next(iter(found[0].values()))  # the element reference, under W3C's fixed key
+
+    def click(self, element):
+        self.command("POST", f"/element/{element}/click", {})
+
+    def text(self, element):
+        return self.command("GET", f"/element/{element}/text")
+
+    def log(self, kind):
+        return self.command("POST", "/se/log", {"type": kind})
+
+    def screenshot(self, path):
+        pathlib.Path(path).write_bytes(base64.b64decode(self.command("GET", "/screenshot")))
+        return path
+
+    def close(self):
+        if self.session:
+            try:
+                self.call("DELETE", f"/session/{self.session}")
+            except (OSError, Failure):
+                pass
+        if self.process:
+            try:
+                os.killpg(self.process.pid, signal.SIGTERM)
+                self.process.wait(timeout=5)
+            except ProcessLookupError:
+                pass
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        if self.profile_dir:
+            shutil.rmtree(self.profile_dir, ignore_errors=True)
+
+
+def percents(text):
+    return [float(x) / 100 for x in re.findall(r"(-?\d+(?:\.\d+)?)%", text)]
+
+
+def expect_close(what, shown, expected):
+    # The page prints percentages with one decimal.
+    if len(shown) != len(expected) or any(abs(s - e) > 0.00051 for s, e in zip(shown, expected)):
+        raise Failure(f"{what}: the page shows {[f'{100 * s:.1f}%' for s in shown]}, the data says "
+                      f"{[f'{100 * e:.2f}%' for e in expected]}")
+
+
+def wait_for(driver, condition, what, seconds=5):
+    deadline = time.monotonic() + seconds
+    while True:
+        value = driver.script(condition)
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise Failure(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+# The node id of the widest frame box named arguments[0], or null.
+WIDEST_FRAME_BOX = """
+    const boxes = [...document.querySelectorAll('#flame-nodes .node[data-kind="frame"]')]
+        .filter(e => e.textContent === arguments[0])
+        .sort((a, b) => b.getBoundingClientRect().width - a.getBoundingClientRect().width);
+    return boxes.length ? boxes[0].dataset.nodeId : null;"""
+
+
+def planted_context(data, name):
+    """The first (best ranked) context allocated at NAME, else of type NAME, else with NAME among its frames."""
+    strings = data["strings"]
+    tests = [lambda c: c["frames"] and strings[c["frames"][0]] == name,
+             lambda c: strings[c["type"]] == name,
+             lambda c: any(strings[f] == name for f in c["frames"])]
+    for test in tests:
+        for index, context in enumerate(data["contexts"]):
+            if test(context):
+                return index, context
+    raise Failure(f"no context in the page's data is allocated at, or of type, {name!r}")
+
+
+def table_order(driver):
+    return driver.script("return [...document.querySelectorAll('#contexts tbody tr')]"
+                         ".map(r => Number(r.dataset.contextIndex))")
+
+
+def check_sorting(driver, data, key, value, steps):
+    """Clicks the header of column `key` twice: largest first, then smallest first, by `value` of a context."""
+    ranked = table_order(driver)
+    header = driver.find_one(f'#contexts th[data-sort-key="{key}"]')
+    for direction in ("descending", "ascending"):
+        driver.click(header)
+        order = table_order(driver)
+        values = [value(data["contexts"][i]) for i in order]
+        wanted = sorted(values, reverse=direction == "descending")
+        if values != wanted:
+            raise Failure(f"after a click on the {key} header the table is not {direction} by {key}: {values[:12]}…")
+        if sorted(order) != sorted(ranked):
+            raise Failure(f"sorting by {key} lost or duplicated rows")
+        sort_state = driver.script(f"return document.querySelector('#contexts th[data-sort-key=\"{key}\"]')"
+                                   ".getAttribute('aria-sort')")
+        if sort_state != direction:
+            raise Failure(f"the {key} header says aria-sort={sort_state!r} after sorting {direction}")
+        steps.append(f"table sorted by {key}, {direction}: first rows {order[:5]}")
+    if order == ranked:
+        raise Failure(f"sorting by {key} did not reorder the table")
+
+
+def run_checks(driver, page, name, artefacts, steps):
+    url = pathlib.Path(page).resolve().as_uri()
+    started = time.monotonic()
+    driver.command("POST", "/url", {"url": url})
+    wait_for(driver, "return document.body && document.body.dataset.ready === 'true'",
+             f"the page's script to finish (body[data-ready]); see the console log", LOAD_SECONDS)
+    ready_ms = driver.script("return performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd")
+    steps.append(f"loaded {url}: page ready {ready_ms:.0f} ms after navigation "
+                 f"({time.monotonic() - started:.2f} s with WebDriver's round trips)")
+
+    data = driver.script("return JSON.parse(document.getElementById('ojx-data').textContent)")
+    index, context = planted_context(data, name)
+    steps.append(f"planted context: #{context['rank']} (index {index}), θ {context['theta']}, "
+                 f"[ω, γ] [{context['omega']}, {context['gamma']}]")
+
+    # The flame view: the planted context's box, wide enough to see and to click, and a box named NAME.
+    box_css = f'#flame-nodes .node[data-kind="context"][data-context-index="{index}"]'
+    box = driver.find_one(box_css)
+    rect = driver.command("GET", f"/element/{box}/rect")
+    if rect["width"] < 4 or not driver.command("GET", f"/element/{box}/displayed"):
+        raise Failure(f"the planted context's box is not visible in the flame view: {rect}")
+    named = driver.script("return [...document.querySelectorAll('#flame-nodes .node')]"
+                          ".filter(e => e.textContent === arguments[0]).map(e => e.getBoundingClientRect().width)", name)
+    if not named or max(named) < 4:
+        raise Failure(f"no box in the flame view shows {name!r} (found widths {named})")
+    steps.append(f"flame view: context box {rect['width']:.0f} px wide; a box named {name!r}")
+
+    # The table: its row, naming its site and θ.
+    row = driver.find_one(f'#contexts tbody tr[data-context-index="{index}"]')
+    row_text = driver.text(row)
+    site = data["strings"][context["frames"][0]] if context["frames"] else "(no frames)"
+    if site not in row_text:
+        raise Failure(f"the planted context's table row does not show its site {site!r}: {row_text!r}")
+    expect_close("θ in the table row", percents(row_text)[:1], [context["theta"]])
+    steps.append("table: the planted context's row shows its site and θ")
+
+    # Details: select another context first, so that the panel must change to show the planted one.
+    other = 1 if index == 0 else 0
+    if len(data["contexts"]) > 1:
+        driver.click(driver.find_one(f'#contexts tbody tr[data-context-index="{other}"]'))
+        shown = driver.script("return document.querySelector('#details h2').dataset.contextIndex")
+        if shown != str(other):
+            raise Failure(f"a click on row {other} shows context {shown} in the details panel")
+    driver.click(driver.find_one(box_css))
+    shown = driver.script("return document.querySelector('#details h2').dataset.contextIndex")
+    if shown != str(index):
+        raise Failure(f"a click on the planted context's box shows context {shown} in the details panel")
+    field = lambda f: driver.text(driver.find_one(f'#details [data-field="{f}"]'))
+    expect_close("θ in the details", percents(field("theta")), [context["theta"]])
+    expect_close("θ's interval in the details", percents(field("theta-ci")), context["theta_ci"])
+    expect_close("[ω, γ] in the details", percents(field("omega-gamma")), [context["omega"], context["gamma"]])
+    if field("site") != site:
+        raise Failure(f"the details panel names the site {field('site')!r}, not {site!r}")
+    steps.append(f"details after a click on its box: θ {field('theta')} {field('theta-ci')}, "
+                 f"[ω, γ] {field('omega-gamma')}")
+    # The click zoomed into the context: its box now spans the view; Reset zoom brings every context back.
+    zoomed = driver.script(f"const b = document.querySelector('{box_css}'), f = document.getElementById('flame-nodes');"
+                           "return b.getBoundingClientRect().width / f.clientWidth")
+    if zoomed < 0.99:
+        raise Failure(f"after a click on its box the context spans {zoomed:.0%} of the view, not all of it")
+    driver.click(driver.find_one("#zoom-reset"))
+    if driver.script("return document.querySelector('#flame-nodes .node').dataset.kind") != "root":
+        raise Failure("Reset zoom did not bring back the root of the view")
+    steps.append("zoom: the click zoomed into the context; Reset zoom went back to all contexts")
+    # A click on a frame's box zooms into it and lists the contexts below it; Back undoes the zoom.
+    frame_id = driver.script(WIDEST_FRAME_BOX, name)
+    if frame_id is not None:  # NAME is a frame, not (only) a type
+        driver.click(driver.find_one(f'#flame-nodes .node[data-node-id="{frame_id}"]'))
+        listed = driver.script("return [...document.querySelectorAll('#details .context-link')]"
+                               ".map(e => Number(e.dataset.contextIndex))")
+        if index not in listed:
+            raise Failure(f"a click on the frame {name!r} does not list the planted context below it: {listed}")
+        driver.click(driver.find_one(f'#details .context-link[data-context-index="{index}"]'))
+        if driver.script("return document.querySelector('#details h2').dataset.contextIndex") != str(index):
+            raise Failure("a click on the planted context in the frame's list does not show its details")
+        driver.click(driver.find_one("#zoom-back"))
+        if driver.script("return document.querySelector('#flame-nodes .node').dataset.kind") != "root":
+            raise Failure("Back after one zoom did not bring back the root of the view")
+        steps.append("frame: a click lists the planted context below it; its link selects it; Back unzooms")
+    # Every width keeps the planted context on screen (it has comparisons, bytes and savings).
+    for mode in ("comparisons", "bytes", "saved"):
+        driver.script("const s = document.getElementById('width-mode'); s.value = arguments[0];"
+                      "s.dispatchEvent(new Event('change'))", mode)
+        if not driver.find_one(box_css):
+            raise Failure(f"with width by {mode} the planted context has no box")
+    steps.append("width by comparisons, bytes and bytes saved: the planted context has a box in each")
+    # What an engineer sees first: the top of the page, the planted context selected.
+    driver.script("window.scrollTo(0, 0)")
+    driver.screenshot(os.path.join(artefacts, "report.png"))
+
+    # Search: NAME's box and the planted row are highlighted, the share matched is reported.
+    search = driver.find_one("#search")
+    driver.command("POST", f"/element/{search}/value", {"text": name})
+    status = wait_for(driver, "return document.getElementById('search-status').textContent", "the search's result")
+    matched = driver.script("return [...document.querySelectorAll('#flame-nodes .node.match')]"
+                            ".map(e => e.textContent)")
+    if name not in matched:
+        raise Failure(f"searching for {name!r} does not highlight its box (highlighted: {matched[:5]})")
+    if not driver.script(f"return document.querySelector('#contexts tr[data-context-index=\"{index}\"]')"
+                         ".classList.contains('match')"):
+        raise Failure(f"searching for {name!r} does not highlight the planted context's row")
+    share = percents(status)
+    if not share or not 0 < share[0] <= 1:
+        raise Failure(f"the search reports no matched share: {status!r}")
+    steps.append(f"search: {len(matched)} highlighted box(es); status {status!r}")
+    driver.screenshot(os.path.join(artefacts, "search.png"))
+    driver.command("POST", f"/element/{search}/clear", {})
+    driver.script("document.getElementById('search').dispatchEvent(new Event('input'))")
+
+    # Sorting: by bytes, then by θ (contexts without an estimate below every estimate).
+    check_sorting(driver, data, "bytes", lambda c: c["bytes"], steps)
+    check_sorting(driver, data, "theta", lambda c: c["theta"] if c["reported"] else -1, steps)
+    driver.click(driver.find_one('#contexts th[data-sort-key="theta"]'))  # most replicated first, for the picture
+    driver.script("document.querySelector('.table-wrap').scrollLeft = 0;"
+                  "document.getElementById('table-section').scrollIntoView()")
+    driver.screenshot(os.path.join(artefacts, "table.png"))
+
+    # Nothing but the page itself was requested, and nothing went wrong in its script.
+    resources = driver.script("return performance.getEntriesByType('resource').map(e => e.name)")
+    if resources:
+        raise Failure(f"the page loaded resources: {resources[:5]}")
+    # The browser's own pages are not the report's doing: its new-tab page loads chrome:// resources while the
+    # session starts.
+    requests = []
+    for entry in driver.log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message.get("method") != "Network.requestWillBeSent":
+            continue
+        if not message["params"].get("documentURL", "").startswith(("chrome:", "chrome-untrusted:")):
+            requests.append(message["params"]["request"]["url"])
+    others = [u for u in requests if u != url and not u.startswith("data:")]
+    if others:
+        raise Failure(f"the page requested {others[:5]}")
+    if url not in requests:
+        raise Failure("the performance log shows no request for the page itself: is the log working?")
+    steps.append(f"network: {len(requests)} request(s), all for the page itself")
+
+
+def console_errors(driver):
+    entries = driver.log("browser")
+    for entry in entries:
+        if entry.get("level") not in ("SEVERE", "WARNING"):
+            continue
+        print(f"console {entry['level']}: {entry.get('message')}")
+    return [e for e in entries if e.get("level") == "SEVERE"]
+
+
+def main(argv):
+    if len(argv) != 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    page, name, artefacts = argv[1:]
+    if not os.path.isfile(page):
+        print(f"html_view_test: {page}: no such file", file=sys.stderr)
+        return 2
+    driver_path = find_program(["chromedriver"])
+    browser = find_program(["chromium", "chromium-browser", "google-chrome"])
+    if not driver_path or not browser:
+        missing = " and ".join(n for n, p in (("chromedriver", driver_path), ("chromium", browser)) if not p)
+        print(f"SKIP: {missing} not installed (Debian: apt-get install chromium chromium-driver)")
+        return SKIP
+    os.makedirs(artefacts, exist_ok=True)
+    # A SIGTERM (ctest, a CI runner) must still stop the browser.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+
+    steps = []
+    driver = WebDriver(artefacts)
+    try:
+        driver.start(driver_path, browser)
+        run_checks(driver, page, name, artefacts, steps)
+        errors = console_errors(driver)
+        if errors:
+            raise Failure(f"{len(errors)} console error(s), the first: {errors[0].get('message')}")
+        steps.append("console: no errors")
+    except (Failure, OSError) as failure:  # OSError: chromedriver went away, or did not answer
+        for step in steps:
+            print(f"ok: {step}")
+        print(f"FAIL: {failure}")
+        if driver.session:
+            try:
+                console_errors(driver)
+                print(f"screenshot of the failure: {driver.screenshot(os.path.join(artefacts, 'failure.png'))}")
+            except (OSError, Failure):
+                pass
+        print(f"chromedriver's log: {os.path.join(artefacts, 'chromedriver.log')}")
+        return 1
+    finally:
+        driver.close()
+    for step in steps:
+        print(f"ok: {step}")
+    print(f"screenshots: {', '.join(os.path.join(artefacts, f) for f in ('report.png', 'search.png', 'table.png'))}")
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

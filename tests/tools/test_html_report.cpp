@@ -1,0 +1,195 @@
+// The HTML report's page as text: self-contained (nothing to fetch), the profile's data inert inside its
+// <script> element whatever the names in it, complete for the top contexts and only those, the title escaped.
+// What the page does with the data in a browser is html_view_test.py's business.
+#include "html_report.hpp"
+
+#include <catch2/catch.hpp>
+#include <rapidjson/document.h>
+
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace ojx::tool;
+
+constexpr const char* data_open = R"(<script type="application/json" id="ojx-data">)";
+
+context_profile make_context(std::string type, std::vector<std::string> frames, double theta, bool reported) {
+    context_profile c;
+    c.type = std::move(type);
+    c.frames = std::move(frames);
+    c.objects = 300;
+    c.bytes = 614'400;
+    c.estimate.reported = reported;
+    c.estimate.objects = c.objects;
+    c.estimate.equal = static_cast<std::uint64_t>(100 * theta);
+    c.estimate.different = 100 - c.estimate.equal;
+    c.estimate.theta = theta;
+    c.estimate.theta_ci = {theta - 0.05, theta + 0.05};
+    c.estimate.omega = theta - 0.2;
+    c.estimate.gamma = theta + 0.05;
+    c.accesses = {{{"pkg.Reader.unpack(Reader.java:96)", "pkg.Main.main(Main.java:10)"}, 1570}, {{}, 3}};
+    return c;
+}
+
+profile sample_profile() {
+    profile p;
+    p.run.runtime = {"OpenJDK 17 (G1)"};
+    p.run.sampler = {"perf_event"};
+    p.run.counters = {{"samples", 16'749}, {"comparisons", 3'189}};
+    p.contexts = {
+        make_context("byte[]", {"pkg.Reader.readNext(Reader.java:93)", "pkg.Main.main(Main.java:10)"}, 0.87, true),
+        make_context("pkg.Tag</script><script>alert(1)</script>", {"pkg.Html.render(Html.java:5) <b>&amp;</b>"}, 0.5,
+                     true),
+        make_context("int[]", {}, 0.3, true), // no frames at all
+        make_context("java.lang.String", {"pkg.\"Quoted\".name(Ünïcödé.java:1) — 日本語"}, 0.2, true),
+        make_context("long[]", {"pkg.OnlyInTheFifth.run(OnlyInTheFifth.java:7)"}, 0.1, false),
+    };
+    return p;
+}
+
+std::string html_of(const profile& p, const html_options& options = {}) {
+    std::ostringstream out;
+    write_html(out, p, options);
+    return out.str();
+}
+
+// The text of the data element, as the browser's parser sees it: up to the first "</script" after its start.
+std::string data_text(const std::string& html) {
+    const std::size_t start = html.find(data_open);
+    REQUIRE(start != std::string::npos);
+    const std::size_t begin = start + std::string(data_open).size();
+    const std::size_t end = html.find("</script", begin);
+    REQUIRE(end != std::string::npos);
+    return html.substr(begin, end - begin);
+}
+
+std::vector<std::string> names_of(const rapidjson::Value& indices, const rapidjson::Value& strings) {
+    std::vector<std::string> names;
+    for (const auto& index : indices.GetArray()) names.emplace_back(strings[index.GetUint()].GetString());
+    return names;
+}
+
+} // namespace
+
+TEST_CASE("the HTML report loads nothing: no URL but in-page anchors and data:, a policy that forbids requests") {
+    const std::string html = html_of(sample_profile());
+    const std::regex reference(R"re(\b(?:src|href|action|srcset|poster)\s*=\s*["']?([^"'\s>]*))re",
+                               std::regex::icase);
+    int references = 0;
+    for (auto it = std::sregex_iterator(html.begin(), html.end(), reference); it != std::sregex_iterator(); ++it) {
+        const std::string target = (*it)[1].str();
+        INFO("reference: " << it->str());
+        CHECK((target.starts_with("#") || target.starts_with("data:")));
+        ++references;
+    }
+    CHECK(references >= 1); // the icon is data:, so the browser does not ask for /favicon.ico
+    CHECK(html.find("http://") == std::string::npos);
+    CHECK(html.find("https://") == std::string::npos);
+    CHECK(html.find("url(") == std::string::npos);
+    CHECK(html.find("@import") == std::string::npos);
+    CHECK(html.find(R"(<meta http-equiv="Content-Security-Policy" content="default-src 'none'; )"
+                    R"(script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">)") != std::string::npos);
+    CHECK(html.find("@OJX_") == std::string::npos); // every placeholder filled in
+}
+
+TEST_CASE("the HTML report's data is JSON that no name can end early") {
+    const std::string html = html_of(sample_profile());
+    const std::string text = data_text(html);
+    CHECK(text.find('<') == std::string::npos);
+    CHECK(text.find('>') == std::string::npos);
+    CHECK(text.find('&') == std::string::npos);
+    // Two script elements (data, code), so exactly two closing tags: the names' "</script>" is not one.
+    std::size_t closings = 0;
+    for (std::size_t at = html.find("</script>"); at != std::string::npos; at = html.find("</script>", at + 1))
+        ++closings;
+    CHECK(closings == 2);
+
+    rapidjson::Document data;
+    data.Parse(text.c_str(), text.size());
+    REQUIRE_FALSE(data.HasParseError());
+    const auto& strings = data["strings"];
+    const auto& contexts = data["contexts"];
+    REQUIRE(contexts.Size() == 5);
+    // The escaped names read back exactly: markup, quotes and non-ASCII letters.
+    CHECK(strings[contexts[1]["type"].GetUint()].GetString() == std::string("pkg.Tag</script><script>alert(1)</script>"));
+    CHECK(names_of(contexts[1]["frames"], strings) == std::vector<std::string>{"pkg.Html.render(Html.java:5) <b>&amp;</b>"});
+    CHECK(names_of(contexts[3]["frames"], strings) ==
+          std::vector<std::string>{"pkg.\"Quoted\".name(Ünïcödé.java:1) — 日本語"});
+    CHECK(contexts[2]["frames"].Size() == 0);
+}
+
+TEST_CASE("the HTML report carries every number of every top context, in rank order") {
+    const profile p = sample_profile();
+    const std::string text = data_text(html_of(p));
+    rapidjson::Document data;
+    data.Parse(text.c_str(), text.size());
+    REQUIRE_FALSE(data.HasParseError());
+    const auto& strings = data["strings"];
+    REQUIRE(data["contexts"].Size() == p.contexts.size());
+    CHECK(data["total_contexts"].GetUint() == p.contexts.size());
+    CHECK(std::string(data["run"]["runtime"].GetString()) == "OpenJDK 17 (G1)");
+    CHECK(data["run"]["counters"].Size() == 2);
+    for (std::size_t i = 0; i < p.contexts.size(); ++i) {
+        const context_profile& expected = p.contexts[i];
+        const auto& c = data["contexts"][static_cast<rapidjson::SizeType>(i)];
+        INFO("context " << i);
+        CHECK(c["rank"].GetUint() == i + 1);
+        CHECK(strings[c["type"].GetUint()].GetString() == expected.type);
+        CHECK(names_of(c["frames"], strings) == expected.frames);
+        CHECK(c["objects"].GetUint64() == expected.objects);
+        CHECK(c["bytes"].GetUint64() == expected.bytes);
+        CHECK(c["reported"].GetBool() == expected.estimate.reported);
+        CHECK(c["equal"].GetUint64() == expected.estimate.equal);
+        CHECK(c["different"].GetUint64() == expected.estimate.different);
+        CHECK(c["theta"].GetDouble() == Approx(expected.estimate.theta));
+        CHECK(c["theta_ci"][0].GetDouble() == Approx(expected.estimate.theta_ci.low));
+        CHECK(c["theta_ci"][1].GetDouble() == Approx(expected.estimate.theta_ci.high));
+        CHECK(c["omega"].GetDouble() == Approx(expected.estimate.omega));
+        CHECK(c["gamma"].GetDouble() == Approx(expected.estimate.gamma));
+        CHECK(c["bytes_saved"].GetDouble() == Approx(expected.replicated_bytes()));
+        REQUIRE(c["accesses"].Size() == expected.accesses.size());
+        for (std::size_t a = 0; a < expected.accesses.size(); ++a) {
+            const auto& access = c["accesses"][static_cast<rapidjson::SizeType>(a)];
+            CHECK(names_of(access["frames"], strings) == expected.accesses[a].frames);
+            CHECK(access["samples"].GetUint64() == expected.accesses[a].samples);
+        }
+    }
+}
+
+TEST_CASE("the HTML report includes only the top contexts") {
+    const std::string html = html_of(sample_profile(), {.top = 3});
+    rapidjson::Document data;
+    const std::string text = data_text(html);
+    data.Parse(text.c_str(), text.size());
+    REQUIRE_FALSE(data.HasParseError());
+    CHECK(data["contexts"].Size() == 3);
+    CHECK(data["total_contexts"].GetUint() == 5); // the page says how many it leaves out
+    CHECK(html.find("OnlyInTheFifth") == std::string::npos);
+
+    const std::string none = data_text(html_of(sample_profile(), {.top = 0}));
+    data.Parse(none.c_str(), none.size());
+    REQUIRE_FALSE(data.HasParseError());
+    CHECK(data["contexts"].Size() == 0);
+    CHECK(data["strings"].Size() == 0);
+}
+
+TEST_CASE("the HTML report's title is escaped, and has a default") {
+    const std::string html = html_of(sample_profile(), {.title = R"(Heap <b>"prod" & 'eu'</b>)"});
+    CHECK(html.find("<title>Heap &lt;b&gt;&quot;prod&quot; &amp; &#39;eu&#39;&lt;/b&gt;</title>") != std::string::npos);
+    CHECK(html.find("<b>\"prod\"") == std::string::npos);
+    CHECK(html_of(sample_profile()).find("<title>ojx replica report</title>") != std::string::npos);
+}
+
+TEST_CASE("the HTML report of an empty profile is a page all the same") {
+    const std::string html = html_of(profile{});
+    const std::string text = data_text(html);
+    rapidjson::Document data;
+    data.Parse(text.c_str(), text.size());
+    REQUIRE_FALSE(data.HasParseError());
+    CHECK(data["contexts"].Size() == 0);
+    CHECK(html.ends_with("</html>\n"));
+}

@@ -1,0 +1,183 @@
+// Writes the HTML report: the page compiled in from report_template.html, with the title and the profile (as
+// JSON, for the page's script) filled into its placeholders.
+#include "html_report.hpp"
+
+#include "report_template.hpp"
+
+#include "ojx/report.hpp"
+
+#include <algorithm>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace ojx::tool {
+namespace {
+
+constexpr std::string_view default_title = "ojx replica report";
+constexpr std::string_view title_placeholder = "@OJX_TITLE@";
+constexpr std::string_view data_placeholder = "@OJX_DATA@";
+
+// Frame and type names repeat across contexts (most stacks share their outer frames), so the page receives each
+// name once, in a table, and stacks as indices into it: a profile of hundreds of deep contexts stays small.
+class string_table {
+public:
+    std::size_t index(const std::string& name) {
+        const auto [at, added] = indices_.try_emplace(name, names_.size());
+        if (added) names_.push_back(&at->first); // unordered_map keeps its keys in place as it grows
+        return at->second;
+    }
+    const std::vector<const std::string*>& names() const noexcept { return names_; }
+
+private:
+    std::unordered_map<std::string, std::size_t> indices_;
+    std::vector<const std::string*> names_;
+};
+
+void append_string(std::string& json, std::string_view text) {
+    json += '"';
+    json += report_detail::json_escape(text);
+    json += '"';
+}
+
+void append_key(std::string& json, std::string_view key) {
+    json += '"';
+    json += key;
+    json += "\":";
+}
+
+void append_interval(std::string& json, const interval& range) {
+    json += '[' + report_detail::number(range.low) + ',' + report_detail::number(range.high) + ']';
+}
+
+void append_frames(std::string& json, const std::vector<std::string>& frames, string_table& strings) {
+    json += '[';
+    for (std::size_t i = 0; i < frames.size(); ++i) json += (i ? "," : "") + std::to_string(strings.index(frames[i]));
+    json += ']';
+}
+
+void append_context(std::string& json, const context_profile& c, std::size_t rank, string_table& strings) {
+    using report_detail::number;
+    const replica_estimate& e = c.estimate;
+    json += "{\"rank\":" + std::to_string(rank) + ",\"type\":" + std::to_string(strings.index(c.type));
+    json += ",\"frames\":";
+    append_frames(json, c.frames, strings);
+    json += ",\"objects\":" + std::to_string(c.objects) + ",\"bytes\":" + std::to_string(c.bytes);
+    json += std::string(",\"reported\":") + (e.reported ? "true" : "false");
+    json += ",\"equal\":" + std::to_string(e.equal) + ",\"different\":" + std::to_string(e.different);
+    json += ",\"pairs\":" + std::to_string(e.pairs) + ",\"sources\":" + std::to_string(e.sources);
+    json += ",\"effective\":" + number(e.effective_comparisons) + ",\"theta\":" + number(e.theta);
+    json += ",\"theta_ci\":";
+    append_interval(json, e.theta_ci);
+    json += ",\"alpha\":" + number(e.alpha) + ",\"alpha_ci\":";
+    append_interval(json, e.alpha_ci);
+    json += ",\"alpha_comparisons\":" + std::to_string(e.alpha_comparisons);
+    json += ",\"omega\":" + number(e.omega) + ",\"gamma\":" + number(e.gamma);
+    json += ",\"bytes_saved\":" + number(c.replicated_bytes()) + ",\"accesses\":[";
+    for (std::size_t i = 0; i < c.accesses.size(); ++i) {
+        json += i ? ",{\"frames\":" : "{\"frames\":";
+        append_frames(json, c.accesses[i].frames, strings);
+        json += ",\"samples\":" + std::to_string(c.accesses[i].samples) + '}';
+    }
+    json += "]}";
+}
+
+void append_run(std::string& json, const run_profile& run) {
+    const std::pair<std::string_view, const std::vector<std::string>*> facts[] = {
+        {"runtime", &run.runtime},   {"sampler", &run.sampler},         {"watchpoints", &run.watchpoints},
+        {"pairing", &run.pairing},   {"replacement", &run.replacement},
+    };
+    json += '{';
+    for (const auto& [key, values] : facts) {
+        append_key(json, key);
+        append_string(json, joined(*values));
+        json += ',';
+    }
+    json += "\"profiles\":" + std::to_string(run.profiles);
+    json += ",\"min_comparisons\":" + std::to_string(run.estimator.min_comparisons);
+    json += ",\"confidence\":" + report_detail::number(run.estimator.confidence) + ",\"counters\":[";
+    for (std::size_t i = 0; i < run.counters.size(); ++i) {
+        json += i ? ",[" : "[";
+        append_string(json, run.counters[i].path);
+        json += ',' + std::to_string(run.counters[i].value) + ']';
+    }
+    json += "]}";
+}
+
+// What the page's script reads: {"run", "total_contexts", "contexts" (the top ones, rank order), "strings"}.
+std::string page_data(const profile& p, std::size_t top) {
+    string_table strings;
+    std::string contexts = "[";
+    const std::size_t shown = std::min(top, p.contexts.size());
+    for (std::size_t i = 0; i < shown; ++i) {
+        if (i) contexts += ",\n";
+        append_context(contexts, p.contexts[i], i + 1, strings);
+    }
+    contexts += ']';
+
+    std::string json = "{\"run\":";
+    append_run(json, p.run);
+    json += ",\n\"total_contexts\":" + std::to_string(p.contexts.size()) + ",\n\"contexts\":" + contexts;
+    json += ",\n\"strings\":[";
+    for (std::size_t i = 0; i < strings.names().size(); ++i) {
+        if (i) json += ",\n";
+        append_string(json, *strings.names()[i]);
+    }
+    json += "]}";
+    return json;
+}
+
+// In a <script> element the HTML parser ends the element at "</script" whatever the JSON means, and "<!--"
+// changes how it scans; JSON's \u escapes for <, > and & keep the text inert and mean the same characters.
+// (They can only occur inside JSON strings, where the escapes are valid.)
+void write_inert_in_script(std::ostream& out, std::string_view json) {
+    for (const char ch : json) {
+        switch (ch) {
+        case '<': out << "\\u003c"; break;
+        case '>': out << "\\u003e"; break;
+        case '&': out << "\\u0026"; break;
+        default: out << ch;
+        }
+    }
+}
+
+std::string html_escape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (const char ch : text) {
+        switch (ch) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&quot;"; break;
+        case '\'': out += "&#39;"; break;
+        default: out += ch;
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+void write_html(std::ostream& out, const profile& p, const html_options& options) {
+    const std::string title = html_escape(options.title.empty() ? default_title : options.title);
+    const std::string data = page_data(p, options.top);
+    std::string_view page = report_template();
+    for (std::size_t at = page.find('@'); at != std::string_view::npos; at = page.find('@')) {
+        out << page.substr(0, at);
+        page.remove_prefix(at);
+        if (page.starts_with(title_placeholder)) {
+            out << title;
+            page.remove_prefix(title_placeholder.size());
+        } else if (page.starts_with(data_placeholder)) {
+            write_inert_in_script(out, data);
+            page.remove_prefix(data_placeholder.size());
+        } else {
+            out << '@'; // an '@' of the page itself (CSS, text)
+            page.remove_prefix(1);
+        }
+    }
+    out << page;
+}
+
+} // namespace ojx::tool
