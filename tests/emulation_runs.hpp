@@ -21,6 +21,7 @@ struct run_settings {
     std::uint64_t sampling_period = 61;
     std::uint32_t collect_every = 0;
     std::size_t control_objects = 100;
+    emulation::watch_trigger trigger = emulation::watch_trigger::loads_and_stores;
 };
 
 template <class Pairing = reservoir_pairing>
@@ -35,6 +36,7 @@ shape_run run_shape(const emulation::context_shape& shape, std::uint64_t seed, c
     config.sampler = {.period = settings.sampling_period, .randomized = true, .seed = seed * 31 + 7};
     config.heap_bytes = std::size_t{4} << 20;
     config.profiler.context_tree_capacity = 1024;
+    config.trigger = settings.trigger;
     session<policies<reservoir_replacement, Pairing>> s(config);
     const auto result = run_workload(s.machine, s.prof.contexts(), shapes,
                                      {.seed = seed, .compare_window = settings.compare_window,

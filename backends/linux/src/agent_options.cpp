@@ -12,6 +12,10 @@ std::vector<option_spec> common_agent_options() {
         {"rate", option_kind::rate, "200", "access samples per second per running thread"},
         {"threshold", option_kind::size, "1k", "smallest object tracked"},
         {"slots", option_kind::count, "4", "watchpoint slots (debug registers) to use; 0: sampling only"},
+        {"compare", option_kind::choice, "auto",
+         "when a pair is compared: at a debug-register trap as the program next reads the word (watchpoint), at "
+         "the sample that chose the pair (sample), or auto: watchpoint where debug registers work, else sample",
+         {"auto", "watchpoint", "sample"}},
         {"window", option_kind::size, "64", "bytes compared around a probed word; 0: the word only"},
         {"seed", option_kind::count, "1", "seed of the sampling and pairing randomness"},
         {"quiet", option_kind::flag, "", "no summary on standard error at exit"},
@@ -29,6 +33,7 @@ std::optional<std::string> to_agent_settings(const option_values& values, agent_
     if (values.rate("rate") > 100000) return std::string("rate: at most 100000 samples per second per thread");
     backend.samples_per_second = static_cast<double>(values.rate("rate"));
     backend.watchpoint_slots = static_cast<std::size_t>(values.count("slots"));
+    backend.compare = *parse_comparison_kind(values.choice("compare"));
     backend.seed = values.count("seed");
     profiler_config& profiler = settings.session.profiler;
     profiler.min_object_size = values.size("threshold") == 0 ? 1 : values.size("threshold");

@@ -552,6 +552,13 @@ std::optional<sampler_kind> parse_sampler_kind(std::string_view name) noexcept {
     return std::nullopt;
 }
 
+std::optional<comparison_kind> parse_comparison_kind(std::string_view name) noexcept {
+    if (name == "auto") return comparison_kind::automatic;
+    if (name == "watchpoint") return comparison_kind::watchpoint;
+    if (name == "sample") return comparison_kind::at_sample;
+    return std::nullopt;
+}
+
 std::string_view sampler_kind_name(sampler_kind kind) noexcept {
     switch (kind) {
     case sampler_kind::automatic: return "auto";
@@ -631,8 +638,20 @@ std::optional<std::string> hardware_backend::start(const backend_options& option
         sampler_description_ = "no sampling (sampler=none)";
     }
 
+    const bool registers_work = caps_.breakpoint_slots > 0;
     slots_ = options_.watchpoint_slots < caps_.breakpoint_slots ? options_.watchpoint_slots : caps_.breakpoint_slots;
-    if (slots_ > 0) {
+    compares_at_sample_ = options_.watchpoint_slots > 0 && chosen_ != sampler_kind::none &&
+                          (options_.compare == comparison_kind::at_sample ||
+                           (options_.compare == comparison_kind::automatic && !registers_work));
+    if (compares_at_sample_) {
+        slots_ = 0;
+        sample_slots_ = std::min(options_.watchpoint_slots, sample_watches_.size());
+        watchpoint_description_ =
+            "compared at the sample (" +
+            (options_.compare == comparison_kind::at_sample ? std::string("compare=sample")
+                                                            : "no debug registers: " + caps_.breakpoint_reason) +
+            "), " + std::to_string(sample_slots_) + " slots";
+    } else if (slots_ > 0) {
         watchpoint_description_ = "hardware breakpoints (perf_event), " + std::to_string(slots_) + " slots, " +
                                   (caps_.breakpoint_modify ? "re-armed in place" : "reopened to re-arm");
     } else if (options_.watchpoint_slots == 0) {
@@ -727,6 +746,11 @@ void hardware_backend::detach_current_thread() noexcept {
 }
 
 bool hardware_backend::arm(std::size_t slot, address where, std::uint8_t width) noexcept {
+    if (compares_at_sample_) {
+        if (slot >= sample_slots_ || !running_) return false;
+        sample_watches_[slot] = {where, width, true, true};
+        return true;
+    }
     if (slot >= slots_ || !running_) return false;
     armed_slot& armed = slots[slot];
     std::uint64_t base = 0;
@@ -770,6 +794,10 @@ bool hardware_backend::arm(std::size_t slot, address where, std::uint8_t width) 
 // of a thread running on another CPU costs a cross-CPU call, and the profiler disarms after every trap — usually
 // to re-arm the slot elsewhere soon after, which rewrites every copy anyway.
 void hardware_backend::disarm(std::size_t slot) noexcept {
+    if (compares_at_sample_) {
+        if (slot < sample_slots_) sample_watches_[slot] = {};
+        return;
+    }
     if (slot >= slots_) return;
     armed_slot& armed = slots[slot];
     begin_slot_update(armed);
@@ -780,6 +808,17 @@ void hardware_backend::disarm(std::size_t slot) noexcept {
         internals::set_breakpoint(*this, *self, slot, tid);
         if (chosen_ != sampler_kind::none) self->synced_generation[slot] = armed.generation.load(std::memory_order_relaxed);
     }
+}
+
+std::optional<hardware_backend::armed_watch> hardware_backend::take_armed_at_sample() noexcept {
+    for (std::size_t slot = 0; slot < sample_slots_; ++slot) {
+        sample_watch& watch = sample_watches_[slot];
+        if (watch.armed && watch.pending) {
+            watch.pending = false;
+            return armed_watch{slot, watch.where, watch.width};
+        }
+    }
+    return std::nullopt;
 }
 
 } // namespace ojx::hardware

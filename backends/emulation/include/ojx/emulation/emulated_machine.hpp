@@ -72,8 +72,14 @@ private:
     void access(address where, std::uint8_t width, std::uint64_t value, access_kind kind, context_id access_context,
                 address ip) {
         ++accesses_;
-        if (sampler_.should_sample())
+        if (sampler_.should_sample()) {
             sink_.on_sample(access_sample{ip, where, value, width, kind, 0, access_context});
+            while (const auto armed = watchpoints_.take_armed_at_sample()) {
+                ++traps_;
+                sink_.on_trap(watchpoint_trap{armed->slot, armed->watched, heap_.load(armed->watched, armed->width),
+                                              armed->width, access_kind::load, ip, 0, access_context});
+            }
+        }
         if (const auto hit = watchpoints_.check(where, width, kind == access_kind::store)) {
             ++traps_;
             sink_.on_trap(watchpoint_trap{hit->slot, hit->watched, heap_.load(hit->watched, hit->width), hit->width,

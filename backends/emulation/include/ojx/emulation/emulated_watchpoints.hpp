@@ -1,6 +1,7 @@
 // Emulated debug registers: the same small number of slots as hardware (4 on x86), each watching `width` bytes,
 // triggering like x86 data breakpoints on loads and stores (x86 has no load-only watchpoint) or, for
-// experiments, on loads only.
+// experiments, on loads only — or not at all but at once, as the sample that armed them returns
+// (`at_sample`: what the Linux backend does on machines whose debug registers never trap).
 #pragma once
 
 #include "ojx/types.hpp"
@@ -12,7 +13,7 @@
 
 namespace ojx::emulation {
 
-enum class watch_trigger { loads_and_stores, loads_only };
+enum class watch_trigger { loads_and_stores, loads_only, at_sample };
 
 class emulated_watchpoints {
 public:
@@ -26,7 +27,7 @@ public:
 
     bool arm(std::size_t slot, address where, std::uint8_t width) noexcept {
         if (slot >= slots_ || width == 0 || width > 8) return false;
-        watches_[slot] = {true, where, width};
+        watches_[slot] = {true, trigger_ == watch_trigger::at_sample, where, width};
         ++arms_;
         return true;
     }
@@ -56,6 +57,7 @@ public:
 
     // The first armed slot whose bytes overlap the access [where, where + width), if it triggers on it.
     std::optional<hit> check(address where, std::uint8_t width, bool is_store) const noexcept {
+        if (trigger_ == watch_trigger::at_sample) return std::nullopt;
         if (is_store && trigger_ == watch_trigger::loads_only) return std::nullopt;
         for (std::size_t i = 0; i < slots_; ++i) {
             const auto& w = watches_[i];
@@ -64,9 +66,22 @@ public:
         return std::nullopt;
     }
 
+    // at_sample: a slot armed since the last call, to be compared now (each is handed out once).
+    std::optional<hit> take_armed_at_sample() noexcept {
+        for (std::size_t i = 0; i < slots_; ++i) {
+            watch& w = watches_[i];
+            if (w.armed && w.pending) {
+                w.pending = false;
+                return hit{i, w.where, w.width};
+            }
+        }
+        return std::nullopt;
+    }
+
 private:
     struct watch {
         bool armed = false;
+        bool pending = false; // at_sample: armed, not yet handed out
         address where = 0;
         std::uint8_t width = 0;
     };

@@ -7,7 +7,9 @@
 //              trap flag, then on to the next instruction that accesses memory, decode it and read the value it
 //              is about to access (what a load will read).
 // Watchpoints are debug registers through perf_event breakpoints, opened on every attached thread and re-armed
-// with PERF_EVENT_IOC_MODIFY_ATTRIBUTES (or reopened where the kernel lacks it).
+// with PERF_EVENT_IOC_MODIFY_ATTRIBUTES (or reopened where the kernel lacks it). Where debug registers do not
+// work (some hypervisors accept them and never trap), or when asked, a watch is instead compared at once: the
+// sample that armed it is followed by its comparison, with the word read then (take_armed_at_sample).
 //
 // Signal-safety contract: everything reached from the backend's signal handlers (the sample and trap paths, and
 // the delivery callbacks they call) allocates nothing, takes no lock that interrupted code may hold (at most a
@@ -25,6 +27,7 @@
 #include <sys/types.h>
 #include <ucontext.h>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -43,12 +46,22 @@ enum class sampler_kind : std::uint8_t {
 };
 
 std::optional<sampler_kind> parse_sampler_kind(std::string_view name) noexcept;
+
+// Where a pair of objects is compared.
+enum class comparison_kind : std::uint8_t {
+    automatic, // at a watchpoint trap where debug registers work, else at the sample
+    watchpoint, // at the trap of a debug-register watchpoint, when the program next touches the word (OJXPerf)
+    at_sample,  // at once, reading the word when the sample that chose the pair arrives
+};
+
+std::optional<comparison_kind> parse_comparison_kind(std::string_view name) noexcept;
 std::string_view sampler_kind_name(sampler_kind kind) noexcept;
 
 struct backend_options {
     sampler_kind sampler = sampler_kind::automatic;
     double samples_per_second = 200;  // per thread, while it runs
     std::size_t watchpoint_slots = 4; // at most this many (x86 has 4 debug registers); 0: sampling only
+    comparison_kind compare = comparison_kind::automatic;
     std::uint32_t max_random_steps = 3; // decode: steps 0..this before looking for a memory access
     std::uint32_t max_steps = 256;      // decode: give up on a sample after this many steps
     std::uint64_t seed = 1;
@@ -121,9 +134,19 @@ public:
     // call per thread per arm). `disarm` frees the slot at once and turns the debug registers off lazily. A
     // thread may trap once more on a slot's old address; that trap is counted in `traps_unknown` and not
     // delivered.
-    std::size_t slot_count() const noexcept { return slots_; }
+    std::size_t slot_count() const noexcept { return compares_at_sample_ ? sample_slots_ : slots_; }
     bool arm(std::size_t slot, address where, std::uint8_t width) noexcept;
     void disarm(std::size_t slot) noexcept;
+
+    // Comparing at the sample: no debug register is set; a slot armed by a sample is handed out here, once, for
+    // the caller to read its word now and deliver as a trap. Signal-safe; serialized with arm and disarm.
+    bool compares_at_sample() const noexcept { return compares_at_sample_; }
+    struct armed_watch {
+        std::size_t slot = 0;
+        address where = 0;
+        std::uint8_t width = 0;
+    };
+    std::optional<armed_watch> take_armed_at_sample() noexcept;
 
     // Implementation detail shared with the signal handlers (src/backend_signals.cpp).
     struct internals;
@@ -137,7 +160,16 @@ private:
     sampler_kind chosen_ = sampler_kind::none;
     std::string sampler_description_;
     std::string watchpoint_description_;
-    std::size_t slots_ = 0;
+    std::size_t slots_ = 0; // debug registers in use
+    bool compares_at_sample_ = false;
+    std::size_t sample_slots_ = 0;
+    struct sample_watch {
+        address where = 0;
+        std::uint8_t width = 0;
+        bool armed = false;
+        bool pending = false; // armed, not yet handed out
+    };
+    std::array<sample_watch, 8> sample_watches_{};
     bool use_counter_trigger_ = false; // decode: perf event trigger (else POSIX timer)
     perf_event_attr trigger_attr_{};   // decode or precise trigger, as opened per thread
     std::atomic<std::size_t> attached_{0};

@@ -143,7 +143,21 @@ private:
             with_context.access_context = session.access_context(context);
         }
         (*session.profiler_.*handle)(with_context);
+        if constexpr (is_sample) session.compare_at_sample(with_context);
         session.lock_.unlock();
+    }
+    // Signal-safe, with the lock held: where pairs are compared at the sample, the watches `sample` armed are
+    // compared now, each as a trap with the word read at once.
+    void compare_at_sample(const access_sample& sample) noexcept {
+        if (!backend_.compares_at_sample()) return;
+        while (const auto watch = backend_.take_armed_at_sample()) {
+            std::uint64_t value = 0;
+            // Unreadable (unmapped since): no comparison; the slot stays taken until its object is freed or the
+            // replacement policy gives it to another pair.
+            if (!memory_.read(watch->where, &value, watch->width)) continue;
+            profiler_->on_trap(watchpoint_trap{watch->slot, watch->where, value, watch->width, access_kind::load,
+                                               sample.ip, sample.thread, sample.access_context});
+        }
     }
     // Signal-safe, with the lock held: the access context of the interrupted code.
     context_id access_context(const ucontext_t& context) noexcept;
