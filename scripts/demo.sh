@@ -37,6 +37,13 @@ fi
 echo
 echo "=== the profile against the program's ground truth"
 python3 "$root/examples/native_replicas/check_profile.py" "$build/profile.json" "$build/truth.json"
+echo
+echo "=== ojx report --top 3 --source (and the same profile as one self-contained page)"
+cmake --build "$build" --target ojx_command >/dev/null
+sources="$root/examples/java_replicas"
+[ "${1:-}" = "--native" ] && sources="$root/examples/native_replicas"
+"$build/tools/ojx/ojx" report --top 3 --accesses 1 --source "$sources" "$build/profile.json"
+"$build/tools/ojx/ojx" report --html "$build/profile.html" "$build/profile.json"
 # Without working debug registers (some hypervisors, e.g. Firecracker, never deliver their traps) the agent can
 # only sample: it finds the allocation sites and where they are used, but compares nothing. Show the estimates on
 # the emulation backend instead, where every access is visible.

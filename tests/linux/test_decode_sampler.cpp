@@ -246,7 +246,7 @@ bool forbid_perf_events() {
 }
 } // namespace
 
-TEST_CASE("where perf_event is forbidden: the CPU-time timer samples, watchpoints are off, and both say why") {
+TEST_CASE("where perf_event is forbidden: the CPU-time timer samples, pairs are compared at the sample, and both say why") {
     in_child_process([] {
         if (!forbid_perf_events()) {
             std::printf("could not install the seccomp filter\n");
@@ -265,9 +265,16 @@ TEST_CASE("where perf_event is forbidden: the CPU-time timer samples, watchpoint
         int failures = 0;
         failures += backend.chosen_sampler() != sampler_kind::decode_timer;
         failures += backend.sampler_description().find("perf_event_open fails") == std::string::npos;
-        failures += backend.slot_count() != 0;
-        failures += backend.watchpoint_description().find("sampling only") == std::string::npos;
-        failures += !backend.arm(0, 4096, 8) ? 0 : 1; // no slot to arm
+        // No debug registers: pairs are compared at the sample, with as many slots as asked for; an armed slot is
+        // handed out once for its comparison.
+        failures += backend.slot_count() != 4;
+        failures += backend.watchpoint_description().find("compared at the sample") == std::string::npos;
+        failures += backend.watchpoint_description().find("perf_event_open fails") == std::string::npos;
+        failures += backend.arm(0, 4096, 8) ? 0 : 1;
+        const auto armed = backend.take_armed_at_sample();
+        failures += !armed || armed->slot != 0 || armed->where != 4096 || armed->width != 8;
+        failures += backend.take_armed_at_sample().has_value();
+        backend.disarm(0);
         if (backend.attach_current_thread()) return failures + 1;
         const auto words = random_buffer(11);
         read_loop(words.get(), buffer_words, 1.0);
@@ -284,6 +291,27 @@ TEST_CASE("where perf_event is forbidden: the CPU-time timer samples, watchpoint
         const auto error = forced.start(options_for(sampler_kind::decode), rec->delivery());
         std::printf("sampler=decode: %s\n", error ? error->c_str() : "(no error!)");
         failures += !error || error->find("sampler=timer") == std::string::npos;
+        return failures;
+    });
+    // Watchpoints asked for explicitly: none to be had, so sampling only, and it says so. (A process can start
+    // one backend: its signal handlers stay.)
+    in_child_process([] {
+        if (!forbid_perf_events()) return 1;
+        auto rec = std::make_unique<recorder>();
+        hardware_backend backend;
+        backend_options options = options_for(sampler_kind::automatic);
+        options.watchpoint_slots = 4;
+        options.compare = comparison_kind::watchpoint;
+        if (auto error = backend.start(options, rec->delivery())) {
+            std::printf("compare=watchpoint: start failed: %s\n", error->c_str());
+            return 1;
+        }
+        std::printf("compare=watchpoint: %s\n", backend.watchpoint_description().c_str());
+        int failures = backend.slot_count() != 0;
+        failures += backend.watchpoint_description().find("sampling only") == std::string::npos;
+        failures += backend.watchpoint_description().find("perf_event_open fails") == std::string::npos;
+        failures += backend.arm(0, 4096, 8) ? 1 : 0; // no slot to arm
+        backend.stop();
         return failures;
     });
 }

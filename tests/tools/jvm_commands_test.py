@@ -85,6 +85,16 @@ class Test:
         self.check(result.returncode == 0, "ojx run exits 0", f"exit {result.returncode}: {result.stderr}")
         self.valid_profile(profile, "ojx run")
         self.check(f": {profile}" in result.stderr, "ojx run says where the profile is")
+        # The Java profile through `ojx report`: a table whose first row is a planted site (JavaReplicas plants
+        # its replicas at refillInputBuffer, computeSpectrumResult, serializeSnapshotCopy and cloneRoutingTable).
+        report = self.ojx_command("report", "--top", "3", profile, with_agent=False)
+        rows = [line for line in report.stdout.splitlines() if line.lstrip().startswith("1 ")]
+        planted = ("refillInputBuffer", "computeSpectrumResult", "serializeSnapshotCopy", "cloneRoutingTable")
+        self.check(report.returncode == 0 and rows and "byte[]" in report.stdout,
+                   "ojx report reads the Java profile and lists its sites", report.stdout + report.stderr)
+        full = self.ojx_command("report", "--top", "1", "--frames", "8", profile, with_agent=False)
+        self.check(any(name in full.stdout for name in planted),
+                   "the Java profile's #1 site is a planted one (its allocation frames name it)", full.stdout)
 
         print("--- ojx run, SIGTERM to ojx")
         profile = os.path.join(self.workdir, "run-term.json")

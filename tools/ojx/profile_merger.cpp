@@ -95,7 +95,9 @@ std::optional<std::string> profile_merger::finish(profile& out) {
     out.run = run_;
     out.contexts.clear();
     out.contexts.reserve(sites_.size());
+    bool merged_any = profiles_added_ > 1;
     for (site& s : sites_) {
+        merged_any |= s.contributions > 1;
         context_profile& c = s.merged;
         if (s.contributions > 1 && !s.source_without_evidence.empty())
             return s.source_without_evidence + ": the context '" + site_name(c) +
@@ -108,8 +110,11 @@ std::optional<std::string> profile_merger::finish(profile& out) {
         if (s.contributions > 1) sort_accesses(c.accesses);
         out.contexts.push_back(std::move(c));
     }
-    std::sort(out.contexts.begin(), out.contexts.end(),
-              [](const context_profile& a, const context_profile& b) { return ranks_before(a, b); });
+    // A single profile keeps its own order (the profiler's, ties included); a merge is ordered by rank, ties by
+    // site, so that it does not depend on the order of its inputs.
+    if (merged_any)
+        std::sort(out.contexts.begin(), out.contexts.end(),
+                  [](const context_profile& a, const context_profile& b) { return ranks_before(a, b); });
     sites_.clear();
     site_index_.clear();
     return std::nullopt;

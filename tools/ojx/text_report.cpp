@@ -75,7 +75,10 @@ void write_text_report(std::ostream& out, const std::vector<std::string>& source
             out << "No site with an estimate has theta >= " << percent(options.min_theta) << ".\n";
         return;
     }
-    out << "  #  theta  [95% int.]  omega..gamma  compared  objects   obj size  saves >=    allocation site\n";
+    char header[128];
+    std::snprintf(header, sizeof header, "  #  theta  [%3s int.]  omega..gamma  compared  objects   obj size  saves >=    ",
+                  percent(run.estimator.confidence).c_str());
+    out << header << "allocation site\n";
     for (std::size_t i = 0; i < sites.size(); ++i) write_site(out, i + 1, sites[i], options);
     out << "theta: how often two objects of the site compared equal. omega..gamma: bounds on the share of the site's\n"
            "objects that are one identical group. saves >=: bytes that sharing one copy would at least save.\n";

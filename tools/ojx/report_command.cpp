@@ -1,0 +1,205 @@
+// `ojx report`: one or more profiles (merged first) as a ranked table, a self-contained HTML page, collapsed
+// stacks or pprof. A single profile that only needs its best sites printed is read as a stream and only those
+// sites are kept; outputs that need every site (collapsed, pprof) or several profiles read everything.
+#include "collapsed_stacks.hpp"
+#include "command_line.hpp"
+#include "commands.hpp"
+#include "html_report.hpp"
+#include "output_file.hpp"
+#include "pprof_writer.hpp"
+#include "profile_merger.hpp"
+#include "profile_reader.hpp"
+#include "site_selection.hpp"
+#include "text_report.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+namespace ojx::tool {
+namespace {
+
+constexpr const char* report_help = R"(usage: ojx report [OPTIONS] PROFILE…
+
+Ranks the allocation sites of one or more profiles (several are merged first, estimates recomputed from the
+summed evidence) by how replicated their objects are, and prints a table — or writes the profile for a browser,
+a flame graph tool or a continuous-profiling system.
+
+table:
+  --top N            sites to list (10)
+  --min-theta X      only sites with theta >= X (0.6 or 60%)
+  --frames N         allocation frames shown per site, the site included (3)
+  --accesses N       access contexts shown per site (3)
+  --source DIR       print the source line of each frame found under DIR (its package path, or by file
+                     name anywhere below); may be given several times
+  --text             print the table even when writing files
+files (written whole or not at all):
+  --html FILE        one self-contained HTML page: flame view of sites and their access contexts, search,
+                     zoom, the numbers and bounds of each site, a sortable table; works offline
+  --html-top N       sites in the page (500; --min-theta applies)
+  --title TEXT       the page's title
+  --collapsed FILE   collapsed stacks (flamegraph.pl, speedscope), every site; FILE '-' is standard output
+  --value KIND       width in collapsed stacks: replicated-bytes (default), comparisons, objects, bytes
+  --pprof FILE       gzipped pprof profile.proto (go tool pprof, continuous-profiling systems), every site
+
+example: ojx report --top 5 --source src/main/java replicas.json
+         ojx report --html replicas.html --pprof replicas.pb.gz host1.json host2.json
+)";
+
+struct report_request {
+    std::vector<std::string> profiles;
+    std::size_t top = 10;
+    double min_theta = 0;
+    text_options text;
+    std::vector<std::string> source_directories;
+    bool text_wanted = false;
+    std::string html;
+    html_options html_settings;
+    std::string collapsed;
+    stack_value value = stack_value::replicated_bytes;
+    std::string pprof;
+};
+
+// Reads the arguments into `request`; returns an exit status when the command should end now.
+std::optional<int> parse(arguments args, report_request& r) {
+    command_line line("report", args);
+    while (line.next()) {
+        if (!line.is_option()) {
+            r.profiles.emplace_back(line.current());
+            continue;
+        }
+        std::optional<std::uint64_t> n;
+        std::optional<std::string> text;
+        if (line.is("--help") || line.is("-h")) {
+            std::fputs(report_help, stdout);
+            return exit_ok;
+        } else if (line.is("--top")) {
+            if (!(n = line.count())) return exit_usage;
+            r.top = *n;
+        } else if (line.is("--min-theta")) {
+            const std::optional<double> x = line.fraction();
+            if (!x) return exit_usage;
+            r.min_theta = r.text.min_theta = *x;
+        } else if (line.is("--frames")) {
+            if (!(n = line.count())) return exit_usage;
+            r.text.frames = *n;
+        } else if (line.is("--accesses")) {
+            if (!(n = line.count())) return exit_usage;
+            r.text.accesses = *n;
+        } else if (line.is("--source")) {
+            if (!(text = line.value())) return exit_usage;
+            r.source_directories.push_back(*text);
+        } else if (line.is("--text")) {
+            r.text_wanted = true;
+        } else if (line.is("--html")) {
+            if (!(text = line.value())) return exit_usage;
+            r.html = *text;
+        } else if (line.is("--html-top")) {
+            if (!(n = line.count())) return exit_usage;
+            r.html_settings.top = *n;
+        } else if (line.is("--title")) {
+            if (!(text = line.value())) return exit_usage;
+            r.html_settings.title = *text;
+        } else if (line.is("--collapsed")) {
+            if (!(text = line.value())) return exit_usage;
+            r.collapsed = *text;
+        } else if (line.is("--value")) {
+            if (!(text = line.value())) return exit_usage;
+            const std::optional<stack_value> kind = parse_stack_value(*text);
+            if (!kind)
+                return line.fail("--value: '" + *text + "' is not one of replicated-bytes, comparisons, objects, bytes");
+            r.value = *kind;
+        } else if (line.is("--pprof")) {
+            if (!(text = line.value())) return exit_usage;
+            r.pprof = *text;
+        } else {
+            return line.unknown();
+        }
+    }
+    if (r.profiles.empty()) return line.fail("no profile given (ojx report --help)");
+    if (r.html.empty() && r.collapsed.empty() && r.pprof.empty()) r.text_wanted = true;
+    return std::nullopt;
+}
+
+} // namespace
+
+int report_command(arguments args) {
+    report_request r;
+    if (const std::optional<int> done = parse(args, r)) return *done;
+
+    // What each output lists: the table, sites with an estimate; the page, every site; both above min-theta.
+    const double min_theta = r.min_theta;
+    site_selection table(r.text_wanted ? r.top : 0, [min_theta](const context_profile& c) {
+        return c.estimate.reported && c.estimate.theta >= min_theta;
+    });
+    site_selection page(r.html.empty() ? 0 : r.html_settings.top, [min_theta](const context_profile& c) {
+        return min_theta == 0 || (c.estimate.reported && c.estimate.theta >= min_theta);
+    });
+    profile whole;
+    const bool need_every_site = !r.collapsed.empty() || !r.pprof.empty() || r.profiles.size() > 1;
+    if (need_every_site) {
+        if (const auto error = load_profiles(r.profiles, whole)) {
+            std::fprintf(stderr, "ojx report: %s\n", error->c_str());
+            return exit_usage;
+        }
+        for (const context_profile& c : whole.contexts) {
+            table.add(c);
+            page.add(c);
+        }
+    } else if (const auto error = read_profile(r.profiles.front(), whole.run, [&](context_profile&& c) {
+                   if (!r.html.empty()) page.add(c);
+                   table.add(std::move(c));
+               })) {
+        std::fprintf(stderr, "ojx report: %s\n", error->c_str());
+        return exit_usage;
+    }
+
+    // Every file is written to a temporary name first and renamed only when all of them were written.
+    std::vector<std::unique_ptr<output_file>> files;
+    std::vector<std::string> written;
+    const auto open = [&](const std::string& path, std::ios::openmode mode) -> std::ostream* {
+        files.push_back(std::make_unique<output_file>(path, mode));
+        if (!files.back()->ok()) return nullptr;
+        written.push_back(path);
+        return &files.back()->stream();
+    };
+    const auto failed = [](const std::string& message) {
+        std::fprintf(stderr, "ojx report: %s\n", message.c_str());
+        return exit_failed;
+    };
+    if (!r.html.empty()) {
+        std::ostream* out = open(r.html, std::ios::out);
+        if (out == nullptr) return failed(files.back()->error());
+        profile shown{whole.run, page.best()};
+        html_options settings = r.html_settings;
+        write_html(*out, shown, settings);
+    }
+    if (!r.collapsed.empty()) {
+        if (r.collapsed == "-") {
+            write_collapsed(std::cout, whole, r.value);
+        } else {
+            std::ostream* out = open(r.collapsed, std::ios::out);
+            if (out == nullptr) return failed(files.back()->error());
+            write_collapsed(*out, whole, r.value);
+        }
+    }
+    if (!r.pprof.empty()) {
+        std::ostream* out = open(r.pprof, std::ios::out | std::ios::binary);
+        if (out == nullptr) return failed(files.back()->error());
+        if (const auto error = write_pprof(*out, whole)) return failed(r.pprof + ": " + *error);
+    }
+    for (const auto& file : files)
+        if (const auto error = file->commit()) return failed(*error);
+    if (r.text_wanted) {
+        std::unique_ptr<source_lines> sources;
+        if (!r.source_directories.empty()) {
+            sources = std::make_unique<source_lines>(r.source_directories);
+            r.text.sources = sources.get();
+        }
+        write_text_report(std::cout, r.profiles, whole.run, table.best(), table.totals(), r.text);
+    }
+    for (const std::string& path : written) std::fprintf(stderr, "ojx report: wrote %s\n", path.c_str());
+    return exit_ok;
+}
+
+} // namespace ojx::tool
