@@ -31,18 +31,16 @@ std::optional<stack_value> parse_stack_value(std::string_view name) {
     return std::nullopt;
 }
 
-void write_collapsed(std::ostream& out, const profile& p, stack_value value) {
-    for (const context_profile& c : p.contexts) {
-        const std::uint64_t v = value_of(c, value);
-        if (v == 0) continue;
-        for (auto frame = c.frames.rbegin(); frame != c.frames.rend(); ++frame) {
-            write_frame(out, *frame);
-            out << ';';
-        }
-        out << '[';
-        write_frame(out, c.type);
-        out << "] " << v << '\n';
+void write_collapsed(std::ostream& out, const context_profile& site, stack_value value) {
+    const std::uint64_t v = value_of(site, value);
+    if (v == 0) return;
+    for (auto frame = site.frames.rbegin(); frame != site.frames.rend(); ++frame) {
+        write_frame(out, *frame);
+        out << ';';
     }
+    out << '[';
+    write_frame(out, site.type);
+    out << "] " << v << '\n';
 }
 
 } // namespace ojx::tool

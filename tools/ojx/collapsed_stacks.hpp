@@ -21,6 +21,7 @@ enum class stack_value {
 
 std::optional<stack_value> parse_stack_value(std::string_view name); // "replicated-bytes", "comparisons", …
 
-void write_collapsed(std::ostream& out, const profile& p, stack_value value);
+// One site's line (nothing when its value is 0); sites are written as they are read.
+void write_collapsed(std::ostream& out, const context_profile& site, stack_value value);
 
 } // namespace ojx::tool

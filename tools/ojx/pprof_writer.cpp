@@ -8,7 +8,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <map>
+#include <memory>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -29,7 +30,9 @@ std::int64_t as_value(std::uint64_t count) {
 // ""), one Function per (name, file), one Location per distinct frame.
 class pprof_builder {
 public:
-    pprof_builder() {
+    // The message lives in an arena: a profile of 100 000 sites has millions of small parts, and allocating
+    // them one by one (and freeing them) took most of the time.
+    pprof_builder() : profile_(*google::protobuf::Arena::CreateMessage<pb::Profile>(&arena_)) {
         string(""); // index 0
         // One mapping for every location, saying that the frames are symbolized already: without it pprof looks
         // for a binary to symbolize them with and warns that there is none.
@@ -43,9 +46,12 @@ public:
     pb::Profile& message() noexcept { return profile_; }
 
     std::int64_t string(const std::string& text) {
-        const auto [at, added] = strings_.try_emplace(text, static_cast<std::int64_t>(strings_.size()));
-        if (added) profile_.add_string_table(text);
-        return at->second;
+        if (const auto found = strings_.find(text); found != strings_.end()) return found->second;
+        // Keyed by the table's own copy (its strings stay where they are), so each string is held once.
+        profile_.add_string_table(text);
+        const auto index = static_cast<std::int64_t>(strings_.size());
+        strings_.emplace(profile_.string_table(profile_.string_table_size() - 1), index);
+        return index;
     }
 
     void set_value_type(pb::ValueType& type, const std::string& name, const std::string& unit) {
@@ -80,7 +86,8 @@ private:
     enum class name_kind { code, verbatim };
 
     std::uint64_t function(const std::string& name, const std::string& file, name_kind kind = name_kind::code) {
-        const auto key = std::make_pair(name, file);
+        std::string key = name;
+        (key += '\0') += file;
         const auto found = functions_.find(key);
         if (found != functions_.end()) return found->second;
         pb::Function& f = *profile_.add_function();
@@ -88,7 +95,7 @@ private:
         f.set_name(string(name));
         if (kind == name_kind::code) f.set_system_name(f.name());
         f.set_filename(string(file));
-        functions_.emplace(key, f.id());
+        functions_.emplace(std::move(key), f.id());
         return f.id();
     }
 
@@ -102,9 +109,10 @@ private:
         return location.id();
     }
 
-    pb::Profile profile_;
-    std::unordered_map<std::string, std::int64_t> strings_;
-    std::map<std::pair<std::string, std::string>, std::uint64_t> functions_;
+    google::protobuf::Arena arena_;
+    pb::Profile& profile_;
+    std::unordered_map<std::string_view, std::int64_t> strings_;
+    std::unordered_map<std::string, std::uint64_t> functions_; // name '\0' file
     std::unordered_map<std::string, std::uint64_t> frame_locations_;
     std::unordered_map<std::string, std::uint64_t> type_locations_;
 };
@@ -137,8 +145,16 @@ void add_comments(pprof_builder& builder, const run_profile& run) {
 
 } // namespace
 
-std::optional<std::string> write_pprof(std::ostream& out, const profile& p) {
+struct pprof_writer::state {
     pprof_builder builder;
+    // Replicated bytes are fractional. Each sample gets the change in the rounded running total, so that the
+    // samples sum to the rounded total rather than to a sum of per-sample rounding errors.
+    double replicated_so_far = 0;
+    std::int64_t replicated_rounded_so_far = 0;
+};
+
+pprof_writer::pprof_writer() : state_(std::make_unique<state>()) {
+    pprof_builder& builder = state_->builder;
     pb::Profile& profile = builder.message();
     // The event count first, as pprof's convention asks; replicated bytes shown by default, being what a fix saves.
     builder.set_value_type(*profile.add_sample_type(), "objects", "count");
@@ -149,38 +165,45 @@ std::optional<std::string> write_pprof(std::ostream& out, const profile& p) {
     // Every comparison is counted: the values are not scaled up from a sample.
     builder.set_value_type(*profile.mutable_period_type(), "comparisons", "count");
     profile.set_period(1);
-    add_comments(builder, p.run);
+}
 
-    // Replicated bytes are fractional. Each sample gets the change in the rounded running total, so that the
-    // samples sum to the rounded total rather than to a sum of per-sample rounding errors.
-    double replicated_so_far = 0;
-    std::int64_t replicated_rounded_so_far = 0;
-    for (const context_profile& context : p.contexts) {
-        pb::Sample& sample = *profile.add_sample();
-        sample.add_location_id(builder.type_location(context.type));
-        for (const std::string& frame : context.frames) sample.add_location_id(builder.frame_location(frame));
+pprof_writer::~pprof_writer() = default;
 
-        replicated_so_far += context.replicated_bytes();
-        const auto replicated_rounded = static_cast<std::int64_t>(std::llround(replicated_so_far));
-        sample.add_value(as_value(context.objects));
-        sample.add_value(as_value(context.bytes));
-        sample.add_value(as_value(context.estimate.comparisons()));
-        sample.add_value(replicated_rounded - replicated_rounded_so_far);
-        replicated_rounded_so_far = replicated_rounded;
-
-        add_label(builder, sample, "type", context.type);
-        if (context.estimate.reported) {
-            add_percent_label(builder, sample, "theta", context.estimate.theta);
-            add_percent_label(builder, sample, "omega", context.estimate.omega);
-            add_percent_label(builder, sample, "gamma", context.estimate.gamma);
-        }
-        for (const access_context& access : context.accesses)
-            if (!access.frames.empty()) add_label(builder, sample, "used_at", access.frames.front());
+void pprof_writer::add(const context_profile& context) {
+    pprof_builder& builder = state_->builder;
+    pb::Sample& sample = *builder.message().add_sample();
+    sample.add_location_id(builder.type_location(context.type));
+    for (const std::string& frame : context.frames) sample.add_location_id(builder.frame_location(frame));
+    state_->replicated_so_far += context.replicated_bytes();
+    const auto replicated_rounded = static_cast<std::int64_t>(std::llround(state_->replicated_so_far));
+    sample.add_value(as_value(context.objects));
+    sample.add_value(as_value(context.bytes));
+    sample.add_value(as_value(context.estimate.comparisons()));
+    sample.add_value(replicated_rounded - state_->replicated_rounded_so_far);
+    state_->replicated_rounded_so_far = replicated_rounded;
+    add_label(builder, sample, "type", context.type);
+    if (context.estimate.reported) {
+        add_percent_label(builder, sample, "theta", context.estimate.theta);
+        add_percent_label(builder, sample, "omega", context.estimate.omega);
+        add_percent_label(builder, sample, "gamma", context.estimate.gamma);
     }
+    for (const access_context& access : context.accesses)
+        if (!access.frames.empty()) add_label(builder, sample, "used_at", access.frames.front());
+}
 
+std::optional<std::string> pprof_writer::finish(std::ostream& out, const run_profile& run) {
+    add_comments(state_->builder, run);
     std::string bytes;
-    if (!profile.SerializeToString(&bytes)) return "pprof: the profile is too large to serialize (over 2 GiB)";
+    if (!state_->builder.message().SerializeToString(&bytes))
+        return "pprof: the profile is too large to serialize (over 2 GiB)";
+    state_.reset(); // the message's memory goes before the compressed copy is made
     return write_gzip(out, bytes);
+}
+
+std::optional<std::string> write_pprof(std::ostream& out, const profile& p) {
+    pprof_writer writer;
+    for (const context_profile& context : p.contexts) writer.add(context);
+    return writer.finish(out, p.run);
 }
 
 } // namespace ojx::tool

@@ -21,11 +21,30 @@
 
 #include "profile.hpp"
 
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 
 namespace ojx::tool {
+
+// Builds the pprof profile one context at a time, so that a profile being read as a stream is never held whole:
+// only the pprof message (with its deduplicated tables) grows.
+class pprof_writer {
+public:
+    pprof_writer();
+    ~pprof_writer();
+    pprof_writer(const pprof_writer&) = delete;
+    pprof_writer& operator=(const pprof_writer&) = delete;
+
+    void add(const context_profile& context); // one sample
+    // Adds the run's facts as comments, serializes and gzips into `out`. Returns the error, if any.
+    std::optional<std::string> finish(std::ostream& out, const run_profile& run);
+
+private:
+    struct state;
+    std::unique_ptr<state> state_;
+};
 
 // Writes `p` as a gzipped pprof profile.proto. Returns the error, if any.
 std::optional<std::string> write_pprof(std::ostream& out, const profile& p);

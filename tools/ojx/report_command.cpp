@@ -1,6 +1,7 @@
 // `ojx report`: one or more profiles (merged first) as a ranked table, a self-contained HTML page, collapsed
-// stacks or pprof. A single profile that only needs its best sites printed is read as a stream and only those
-// sites are kept; outputs that need every site (collapsed, pprof) or several profiles read everything.
+// stacks or pprof. A single profile is read as a stream: each site goes to every output as it is read, the table
+// and the page keep only their best sites, collapsed stacks are written at once, and pprof keeps only its own
+// deduplicated message — memory for what is written, not for the profile.
 #include "collapsed_stacks.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
@@ -135,59 +136,55 @@ int report_command(arguments args) {
     site_selection page(r.html.empty() ? 0 : r.html_settings.top, [min_theta](const context_profile& c) {
         return min_theta == 0 || (c.estimate.reported && c.estimate.theta >= min_theta);
     });
-    profile whole;
-    const bool need_every_site = !r.collapsed.empty() || !r.pprof.empty() || r.profiles.size() > 1;
-    if (need_every_site) {
-        if (const auto error = load_profiles(r.profiles, whole)) {
-            std::fprintf(stderr, "ojx report: %s\n", error->c_str());
-            return exit_usage;
-        }
-        for (const context_profile& c : whole.contexts) {
-            table.add(c);
-            page.add(c);
-        }
-    } else if (const auto error = read_profile(r.profiles.front(), whole.run, [&](context_profile&& c) {
-                   if (!r.html.empty()) page.add(c);
-                   table.add(std::move(c));
-               })) {
-        std::fprintf(stderr, "ojx report: %s\n", error->c_str());
-        return exit_usage;
-    }
-
-    // Every file is written to a temporary name first and renamed only when all of them were written.
-    std::vector<std::unique_ptr<output_file>> files;
-    std::vector<std::string> written;
-    const auto open = [&](const std::string& path, std::ios::openmode mode) -> std::ostream* {
-        files.push_back(std::make_unique<output_file>(path, mode));
-        if (!files.back()->ok()) return nullptr;
-        written.push_back(path);
-        return &files.back()->stream();
-    };
     const auto failed = [](const std::string& message) {
         std::fprintf(stderr, "ojx report: %s\n", message.c_str());
         return exit_failed;
     };
-    if (!r.html.empty()) {
-        std::ostream* out = open(r.html, std::ios::out);
-        if (out == nullptr) return failed(files.back()->error());
-        profile shown{whole.run, page.best()};
-        html_options settings = r.html_settings;
-        write_html(*out, shown, settings);
-    }
-    if (!r.collapsed.empty()) {
-        if (r.collapsed == "-") {
-            write_collapsed(std::cout, whole, r.value);
-        } else {
-            std::ostream* out = open(r.collapsed, std::ios::out);
-            if (out == nullptr) return failed(files.back()->error());
-            write_collapsed(*out, whole, r.value);
-        }
-    }
+    // Every file is written to a temporary name and renamed only when all of them were written; a file that is
+    // not committed (bad input found half way) is removed.
+    std::vector<std::unique_ptr<output_file>> files;
+    const auto open = [&](const std::string& path, std::ios::openmode mode) -> std::ostream* {
+        files.push_back(std::make_unique<output_file>(path, mode));
+        return files.back()->ok() ? &files.back()->stream() : nullptr;
+    };
+    std::ostream* html = nullptr;
+    std::ostream* collapsed = nullptr;
+    std::ostream* pprof = nullptr;
+    std::unique_ptr<pprof_writer> pprof_sites;
+    if (!r.html.empty() && !(html = open(r.html, std::ios::out))) return failed(files.back()->error());
+    if (r.collapsed == "-") collapsed = &std::cout;
+    else if (!r.collapsed.empty() && !(collapsed = open(r.collapsed, std::ios::out)))
+        return failed(files.back()->error());
     if (!r.pprof.empty()) {
-        std::ostream* out = open(r.pprof, std::ios::out | std::ios::binary);
-        if (out == nullptr) return failed(files.back()->error());
-        if (const auto error = write_pprof(*out, whole)) return failed(r.pprof + ": " + *error);
+        if (!(pprof = open(r.pprof, std::ios::out | std::ios::binary))) return failed(files.back()->error());
+        pprof_sites = std::make_unique<pprof_writer>();
     }
+
+    // Each site goes to every output as it comes: one profile is read as a stream and never held whole;
+    // several are merged first.
+    const auto take = [&](context_profile&& c) {
+        if (collapsed != nullptr) write_collapsed(*collapsed, c, r.value);
+        if (pprof_sites) pprof_sites->add(c);
+        if (html != nullptr) page.add(c);
+        table.add(std::move(c));
+    };
+    run_profile run;
+    if (r.profiles.size() > 1) {
+        profile merged;
+        if (const auto error = load_profiles(r.profiles, merged)) {
+            std::fprintf(stderr, "ojx report: %s\n", error->c_str());
+            return exit_usage;
+        }
+        run = merged.run;
+        for (context_profile& c : merged.contexts) take(std::move(c));
+    } else if (const auto error = read_profile(r.profiles.front(), run, take)) {
+        std::fprintf(stderr, "ojx report: %s\n", error->c_str());
+        return exit_usage;
+    }
+
+    if (html != nullptr) write_html(*html, profile{run, page.best()}, r.html_settings);
+    if (pprof_sites)
+        if (const auto error = pprof_sites->finish(*pprof, run)) return failed(r.pprof + ": " + *error);
     for (const auto& file : files)
         if (const auto error = file->commit()) return failed(*error);
     if (r.text_wanted) {
@@ -196,9 +193,10 @@ int report_command(arguments args) {
             sources = std::make_unique<source_lines>(r.source_directories);
             r.text.sources = sources.get();
         }
-        write_text_report(std::cout, r.profiles, whole.run, table.best(), table.totals(), r.text);
+        write_text_report(std::cout, r.profiles, run, table.best(), table.totals(), r.text);
     }
-    for (const std::string& path : written) std::fprintf(stderr, "ojx report: wrote %s\n", path.c_str());
+    for (const std::string& path : {r.html, r.collapsed, r.pprof})
+        if (!path.empty() && path != "-") std::fprintf(stderr, "ojx report: wrote %s\n", path.c_str());
     return exit_ok;
 }
 
