@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """End to end: `ojx report` and `ojx merge` on profiles this test suite makes itself — the emulation demo's
-(deterministic: its report is compared with a golden file) and the native agent's on the bundled program with
-planted replicas (real samples on this machine) — in every output format, read back by independent consumers.
+(deterministic: its report is compared with a golden file), profiles the suite's Java and native runs wrote
+(kept in testdata/, golden too), and the native agent's on the bundled program with planted replicas (real
+samples on this machine, made afresh) — in every output format, read back by independent consumers.
 
 usage: report_suite.py OJX SYNTHETIC_DEMO WORKDIR [--agent LIBOJXPRELOAD --program NATIVE_REPLICAS]
                        [--update-golden]
 
 Checks:
-  golden     `ojx report` and `--collapsed` of the emulation profile equal tests/tools/testdata/*.golden
-             (--update-golden rewrites them after a deliberate change)
+  golden     `ojx report` and `--collapsed` of the emulation profile and of the kept Java and native profiles
+             equal tests/tools/testdata/*.golden, and so does the kept profiles' report with --source (the
+             bundled programs' source lines); --update-golden rewrites them after a deliberate change
   ranking    the report's #1 site is the profile's most replicated context; in the native run, every planted
              site of the program's ground truth is listed before every control
   html       the page opens in headless Chromium with no error and no request, shows the #1 site, and a click
@@ -56,9 +58,12 @@ class Suite:
 
     # ---- the checks ----
 
-    def golden(self, profile_name, update):
-        for name, args in (("emulation-report", ["report", "--top", "5", profile_name]),
-                           ("emulation-collapsed", ["report", "--collapsed", "-", profile_name])):
+    def golden(self, stem, profile_name, update, sources=None):
+        outputs = [(f"{stem}-report", ["report", "--top", "5", profile_name]),
+                   (f"{stem}-collapsed", ["report", "--collapsed", "-", profile_name])]
+        if sources:
+            outputs.append((f"{stem}-source", ["report", "--top", "2", "--source", sources, profile_name]))
+        for name, args in outputs:
             result = self.ojx_run(*args)
             if result.returncode != 0:
                 self.fail(f"ojx {' '.join(args)}: exit {result.returncode}: {result.stderr}")
@@ -222,11 +227,21 @@ def main():
     if demo.returncode != 0:
         suite.fail(f"ojx_synthetic_demo exited {demo.returncode}: {demo.stderr[-500:]}")
     else:
-        suite.golden("emulation.json", args.update_golden)
+        suite.golden("emulation", "emulation.json", args.update_golden)
         first = suite.ranking(emulation)
         if first:
             suite.outputs(emulation, first["allocation"]["frames"][0], "emulation")
         suite.bad_input(emulation)
+
+    print("--- profiles this suite's Java and native runs wrote on a Firecracker VM (testdata/README.md)")
+    for stem in ("java-replicas", "native-replicas"):
+        shutil.copy(os.path.join(TESTDATA, stem + ".json"), args.workdir)
+        sources = os.path.join(HERE, "..", "..", "examples", stem.replace("-", "_"))
+        suite.golden(stem, stem + ".json", args.update_golden, sources)
+    java = os.path.join(args.workdir, "java-replicas.json")
+    first = suite.ranking(java)
+    if first:
+        suite.outputs(java, first["allocation"]["frames"][0], "java")
 
     if args.agent and args.program:
         print("--- the native agent's profiles of native_replicas (this machine's samples)")

@@ -16,10 +16,16 @@ std::uint64_t counter(const run_profile& run, std::string_view path) {
     return 0;
 }
 
-void write_frame_line(std::ostream& out, const char* label, const std::string& frame, const text_options& options) {
-    out << label << frame << '\n';
+// With --source, the frame's source line under the line that names it.
+void write_source(std::ostream& out, const std::string& frame, const text_options& options) {
     if (options.sources == nullptr) return;
     if (const auto line = options.sources->line_of(frame)) out << "             | " << *line << '\n';
+}
+
+void write_frame_line(std::ostream& out, const char* label, const std::string& frame, const std::string& note,
+                      const text_options& options) {
+    out << label << frame << note << '\n';
+    write_source(out, frame, options);
 }
 
 void write_site(std::ostream& out, std::size_t rank, const context_profile& c, const text_options& options) {
@@ -31,11 +37,10 @@ void write_site(std::ostream& out, std::size_t rank, const context_profile& c, c
                   percent(e.omega).c_str(), percent(e.gamma).c_str(),
                   static_cast<unsigned long long>(e.comparisons()), static_cast<unsigned long long>(c.objects),
                   bytes(mean_size).c_str(), bytes(c.replicated_bytes()).c_str());
-    out << row << c.type << " at " << (c.frames.empty() ? std::string("(no frames)") : c.frames.front()) << '\n';
-    if (options.sources != nullptr && !c.frames.empty())
-        if (const auto line = options.sources->line_of(c.frames.front())) out << "             | " << *line << '\n';
+    out << row << c.type << " at ";
+    write_frame_line(out, "", c.frames.empty() ? std::string("(no frames)") : c.frames.front(), "", options);
     for (std::size_t f = 1; f < c.frames.size() && f < options.frames; ++f)
-        write_frame_line(out, "        from ", c.frames[f], options);
+        write_frame_line(out, "        from ", c.frames[f], "", options);
     if (c.frames.size() > options.frames && options.frames > 0)
         out << "        (" << c.frames.size() - options.frames << " more frames)\n";
     std::uint64_t sampled = 0;
@@ -45,7 +50,7 @@ void write_site(std::ostream& out, std::size_t rank, const context_profile& c, c
         char share[64];
         std::snprintf(share, sizeof share, "  (%llu samples, %s)", static_cast<unsigned long long>(used.samples),
                       percent(sampled ? static_cast<double>(used.samples) / static_cast<double>(sampled) : 0).c_str());
-        write_frame_line(out, "        used at ", (used.frames.empty() ? std::string("?") : used.frames.front()) + share,
+        write_frame_line(out, "        used at ", used.frames.empty() ? std::string("?") : used.frames.front(), share,
                          options);
     }
     out << '\n';
