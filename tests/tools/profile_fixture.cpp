@@ -1,10 +1,12 @@
-// Writes an HTML report of a made-up but realistic profile, for the browser test (html_view_test.py): Java-like
-// stacks that share their outer frames, θ mostly small and up to 0.6, contexts with too few comparisons, names with
-// quotes, markup and non-ASCII letters, a context with no frames — and one planted replica context (θ ≈ 0.9,
-// allocated at `planted_site`, which tests/tools/CMakeLists.txt passes to the browser test).
+// Writes a made-up but realistic profile (the documented JSON) for the tests that take `ojx report`'s outputs to
+// independent consumers (html_view_test.py in Chromium, pprof_consumer_test.py with go tool pprof) at sizes no
+// test program reaches: Java-like stacks that share their outer frames, a few native ones, θ mostly small and up
+// to 0.6, contexts with too few comparisons, names with quotes, markup and non-ASCII letters, a context with no
+// frames — and one planted replica context (θ ≈ 0.9, allocated at `planted_site`, which
+// tests/tools/CMakeLists.txt passes to the browser test). Estimates come from the real estimator.
 //
-// usage: html_fixture OUT.html [CONTEXTS]   (default 40 contexts; the report shows the top 500)
-#include "html_report.hpp"
+// usage: profile_fixture OUT.json [CONTEXTS]   (default 40 contexts)
+#include "profile_writer.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -135,6 +137,12 @@ profile make_profile(std::size_t count) {
                                       {"com.acme.html.Renderer.render(Renderer.java:5) <b>&amp;</b>", outer[0]}, 900,
                                       64, 0.35, 180, access_stacks(1), config, random));
     p.contexts.push_back(make_context("int[]", {}, 120, 4'096, 0.2, 45, {{{}, 12}}, config, random));
+    // Native frames as the native agent names them, with a C++ signature and a runtime frame without a line.
+    p.contexts.push_back(make_context(
+        "malloc", {"Parser::parse_row(std::basic_string_view<char, std::char_traits<char> >) (parser.cpp:88)",
+                   "main (main.cpp:12)", "__libc_start_call_main+0x79 (libc.so.6)"},
+        3'000, 1'024, 0.5, 240, {{{"Parser::checksum(Row const&) (parser.cpp:140)", "main (main.cpp:14)"}, 90}},
+        config, random));
 
     // Most sites of a real program are not replicated: θ is small for most of them, up to 0.6 for a few.
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
@@ -160,15 +168,15 @@ profile make_profile(std::size_t count) {
 
 int main(int argc, char** argv) {
     if (argc < 2 || argc > 3) {
-        std::fputs("usage: html_fixture OUT.html [CONTEXTS]\n", stderr);
+        std::fputs("usage: profile_fixture OUT.json [CONTEXTS]\n", stderr);
         return 2;
     }
     const std::size_t count = argc == 3 ? std::strtoull(argv[2], nullptr, 10) : 40;
     std::ofstream out(argv[1]);
-    write_html(out, make_profile(std::max<std::size_t>(count, 3)), {.title = "Fixture: order-ingest job (3 executors)"});
+    write_profile_json(out, make_profile(std::max<std::size_t>(count, 4)));
     out.close();
     if (!out) {
-        std::fprintf(stderr, "html_fixture: cannot write %s\n", argv[1]);
+        std::fprintf(stderr, "profile_fixture: cannot write %s\n", argv[1]);
         return 1;
     }
     return 0;
