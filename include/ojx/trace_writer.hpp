@@ -24,7 +24,7 @@ namespace ojx {
 // Receives each closed block: `closed_block` is the block as it goes into the file (header and payload), valid
 // only during the call. Returns the buffer to fill next (the writer owns it until it hands it back), or an empty
 // span when none is free. The writer also calls it with an empty `closed_block` to ask again for a buffer after
-// one was refused. Must be signal-safe if the writer is used in a signal handler.
+// one was refused. `exchange` must be set; it must be signal-safe if the writer is used in a signal handler.
 struct trace_block_sink {
     void* context = nullptr;
     std::span<std::byte> (*exchange)(void* context, std::span<const std::byte> closed_block) = nullptr;
