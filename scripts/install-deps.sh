@@ -11,9 +11,10 @@ set -euo pipefail
 packages=(cmake ninja-build g++ catch2 libbenchmark-dev python3 libzydis-dev libpfm4-dev libdw-dev
     libunwind8 openjdk-17-jdk-headless rapidjson-dev zlib1g-dev libprotobuf-dev protobuf-compiler)
 # With --tests, also what only the tests use: chromium and chromium-driver (the HTML report is opened in a headless
-# browser) and golang-go (`go tool pprof` reads the pprof output back as an independent consumer).
+# browser), golang-go (`go tool pprof` reads the pprof output back as an independent consumer), and clang with
+# libclang-rt-14-dev (libFuzzer, for the trace reader's fuzz test).
 if [ "${1:-}" = "--tests" ]; then
-    packages+=(chromium chromium-driver golang-go)
+    packages+=(chromium chromium-driver golang-go clang libclang-rt-14-dev)
 fi
 
 missing=()

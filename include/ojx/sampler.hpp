@@ -26,6 +26,8 @@ struct access_sample {
     access_kind kind = access_kind::load;
     std::uint32_t thread = 0;
     context_id access_context = no_context;
+
+    friend bool operator==(const access_sample&, const access_sample&) = default;
 };
 
 // A watchpoint fired: `slot` is the slot the backend armed with `arm`, `value` the `width` bytes now at the
@@ -39,6 +41,8 @@ struct watchpoint_trap {
     address ip = 0;
     std::uint32_t thread = 0;
     context_id access_context = no_context;
+
+    friend bool operator==(const watchpoint_trap&, const watchpoint_trap&) = default;
 };
 
 // Receives samples and traps. The profiler is one; a recorder that writes a trace is another.

@@ -1,0 +1,293 @@
+// The ojx trace: what a recording run writes so that a later run can analyse it again and again (docs/trace-format.md
+// is the byte-level specification). This header holds what the writer and the reader share: the file's magic,
+// version and framing constants, the record tags, the events a trace carries (`trace_event`), the LEB128/zigzag
+// primitives, and the per-thread compaction table whose identical evolution on both sides lets a common allocation
+// or sample be written in a few bytes. Standard C++ only: no OS or JVM notion.
+#pragma once
+
+#include "ojx/sampler.hpp"
+#include "ojx/types.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace ojx {
+
+// ---- File framing ------------------------------------------------------------------------------------------
+
+inline constexpr std::array<std::byte, 8> trace_magic = {std::byte{'O'}, std::byte{'J'}, std::byte{'X'},
+    std::byte{'T'}, std::byte{'R'}, std::byte{'A'}, std::byte{'C'}, std::byte{'E'}};
+inline constexpr std::uint16_t trace_format_version = 1;
+// magic, then version (u16 little-endian), then flags (u16 little-endian; none are defined in version 1).
+inline constexpr std::size_t trace_header_size = 12;
+// Each block: payload length (u32 LE), CRC-32C of the payload (u32 LE), then the payload.
+inline constexpr std::size_t trace_block_header_size = 8;
+
+// The file header, ready to be written before the first block.
+constexpr std::array<std::byte, trace_header_size> trace_file_header() noexcept {
+    std::array<std::byte, trace_header_size> header{};
+    for (std::size_t i = 0; i < trace_magic.size(); ++i) {
+        header[i] = trace_magic[i];
+    }
+    header[8] = static_cast<std::byte>(trace_format_version & 0xFFu);
+    header[9] = static_cast<std::byte>(trace_format_version >> 8);
+    return header; // flags (bytes 10 and 11) are zero
+}
+
+// ---- Events ------------------------------------------------------------------------------------------------
+
+// Frame ids are the values the calling context tree stores for a frame (calling_context_tree.hpp: `frame`).
+using trace_frame_id = std::uint64_t;
+// Thread ids are those the samplers report (`access_sample::thread`).
+using trace_thread_id = std::uint32_t;
+
+struct type_symbol {
+    type_id id = 0;
+    std::string name;
+    friend bool operator==(const type_symbol&, const type_symbol&) = default;
+};
+struct frame_symbol {
+    trace_frame_id id = 0;
+    std::string name;
+    friend bool operator==(const frame_symbol&, const frame_symbol&) = default;
+};
+// One node of a calling context tree: the tree is serialized node by node, each after its parent.
+struct context_symbol {
+    context_id id = 0;
+    context_id parent = no_context;
+    trace_frame_id frame = 0;
+    friend bool operator==(const context_symbol&, const context_symbol&) = default;
+};
+struct thread_symbol {
+    trace_thread_id id = 0;
+    std::string name;
+    friend bool operator==(const thread_symbol&, const thread_symbol&) = default;
+};
+struct allocation_event {
+    trace_thread_id thread = 0;
+    address where = 0;
+    std::uint64_t size = 0;
+    context_id context = no_context;
+    type_id type = no_type;
+    friend bool operator==(const allocation_event&, const allocation_event&) = default;
+};
+struct free_event {
+    address where = 0;
+    friend bool operator==(const free_event&, const free_event&) = default;
+};
+struct move_event {
+    address from = 0;
+    address to = 0;
+    friend bool operator==(const move_event&, const move_event&) = default;
+};
+// A collector slid the whole range [from, from + length) to [to, to + length): every object in it moved by the
+// same distance.
+struct region_move_event {
+    address from = 0;
+    address to = 0;
+    std::uint64_t length = 0;
+    friend bool operator==(const region_move_event&, const region_move_event&) = default;
+};
+struct gc_start_event {
+    std::uint64_t gc = 0;
+    friend bool operator==(const gc_start_event&, const gc_start_event&) = default;
+};
+struct gc_end_event {
+    std::uint64_t gc = 0;
+    friend bool operator==(const gc_end_event&, const gc_end_event&) = default;
+};
+struct watchpoint_arm_event {
+    std::size_t slot = 0;
+    address where = 0;
+    std::uint8_t width = 0;
+    friend bool operator==(const watchpoint_arm_event&, const watchpoint_arm_event&) = default;
+};
+struct watchpoint_disarm_event {
+    std::size_t slot = 0;
+    friend bool operator==(const watchpoint_disarm_event&, const watchpoint_disarm_event&) = default;
+};
+// The writer could not record `count` events just before this point (no free buffer, or a record larger than a
+// block). Written by the writer itself, so that a gap in the trace is visible to whoever replays it.
+struct events_lost_event {
+    std::uint64_t count = 0;
+    friend bool operator==(const events_lost_event&, const events_lost_event&) = default;
+};
+
+using trace_event = std::variant<type_symbol, frame_symbol, context_symbol, thread_symbol, allocation_event,
+    free_event, move_event, region_move_event, gc_start_event, gc_end_event, access_sample, watchpoint_arm_event,
+    watchpoint_disarm_event, watchpoint_trap, events_lost_event>;
+
+// ---- Record tags -------------------------------------------------------------------------------------------
+
+namespace trace_tag {
+inline constexpr std::uint8_t type_symbol = 0x01;
+inline constexpr std::uint8_t frame_symbol = 0x02;
+inline constexpr std::uint8_t context_symbol = 0x03;
+inline constexpr std::uint8_t thread_symbol = 0x04;
+inline constexpr std::uint8_t events_lost = 0x08;
+inline constexpr std::uint8_t end_of_trace = 0x09;
+inline constexpr std::uint8_t allocation = 0x10;
+inline constexpr std::uint8_t free = 0x11;
+inline constexpr std::uint8_t move = 0x12;
+inline constexpr std::uint8_t region_move = 0x13;
+inline constexpr std::uint8_t gc_start = 0x14;
+inline constexpr std::uint8_t gc_end = 0x15;
+inline constexpr std::uint8_t access_sample = 0x20;
+inline constexpr std::uint8_t watchpoint_arm = 0x30;
+inline constexpr std::uint8_t watchpoint_disarm = 0x31;
+inline constexpr std::uint8_t watchpoint_trap = 0x32;
+// 0x40-0x5F: a sample against the previous sample of the thread in a compaction slot.
+// Bits: 010k ssss (k: 0 load, 1 store; s: slot).
+inline constexpr std::uint8_t compact_sample_first = 0x40;
+inline constexpr std::uint8_t compact_sample_last = 0x5F;
+// 0x80-0xFF: an allocation that starts where the previous allocation of the slot's thread ended.
+// Bits: 1sss sfff (s: slot; f: same size, same context, same type as that previous allocation).
+inline constexpr std::uint8_t compact_allocation_first = 0x80;
+inline constexpr std::uint8_t compact_same_type = 0x01;
+inline constexpr std::uint8_t compact_same_context = 0x02;
+inline constexpr std::uint8_t compact_same_size = 0x04;
+} // namespace trace_tag
+
+// ---- Integer encodings -------------------------------------------------------------------------------------
+
+// Zigzag maps small signed deltas (of a modular difference) to small unsigned numbers: 0, -1, 1, -2 ... -> 0, 1,
+// 2, 3 ... Any two 64-bit values are one delta apart, so decoding `previous + delta` wraps back exactly.
+constexpr std::uint64_t zigzag_delta(std::uint64_t previous, std::uint64_t next) noexcept {
+    const std::uint64_t delta = next - previous;
+    return (delta << 1) ^ (0 - (delta >> 63));
+}
+constexpr std::uint64_t apply_zigzag_delta(std::uint64_t previous, std::uint64_t encoded) noexcept {
+    return previous + ((encoded >> 1) ^ (0 - (encoded & 1u)));
+}
+// The same on 32-bit identifiers: the encoded value is below 2^32.
+constexpr std::uint64_t zigzag_delta32(std::uint32_t previous, std::uint32_t next) noexcept {
+    const std::uint32_t delta = next - previous;
+    return static_cast<std::uint32_t>((delta << 1) ^ (0u - (delta >> 31)));
+}
+constexpr std::uint32_t apply_zigzag_delta32(std::uint32_t previous, std::uint32_t encoded) noexcept {
+    return previous + ((encoded >> 1) ^ (0u - (encoded & 1u)));
+}
+
+// Appends to a fixed span and notes, rather than performs, a write past its end, so that a record is either
+// written whole or found not to fit. Signal-safe: allocates nothing, takes no lock.
+class trace_byte_writer {
+public:
+    explicit trace_byte_writer(std::span<std::byte> out) noexcept : out_(out) {}
+
+    void put_byte(std::uint8_t value) noexcept {
+        if (used_ < out_.size()) {
+            out_[used_] = static_cast<std::byte>(value);
+        } else {
+            overflowed_ = true;
+        }
+        ++used_;
+    }
+    // Unsigned LEB128: 7 bits a byte, low bits first, high bit set on every byte but the last.
+    void put_varint(std::uint64_t value) noexcept {
+        while (value >= 0x80u) {
+            put_byte(static_cast<std::uint8_t>(value | 0x80u));
+            value >>= 7;
+        }
+        put_byte(static_cast<std::uint8_t>(value));
+    }
+    void put_string(std::string_view text) noexcept {
+        put_varint(text.size());
+        for (const char c : text) {
+            put_byte(static_cast<std::uint8_t>(c));
+        }
+    }
+
+    bool overflowed() const noexcept { return overflowed_; }
+    std::size_t size() const noexcept { return used_; }
+
+private:
+    std::span<std::byte> out_;
+    std::size_t used_ = 0;
+    bool overflowed_ = false;
+};
+
+// ---- Per-thread compaction state ---------------------------------------------------------------------------
+
+// The state that lets an event be written as a difference from the previous one of its thread. Writer and reader
+// each keep one, start each block with it empty, and change it on exactly the same records, so that both sides
+// always agree on it: a block decodes on its own, and a lost block corrupts nothing after it.
+//
+// A thread gets a slot with its first full allocation or sample record in the block; when all slots are taken,
+// slots are reused round robin (the evicted thread's next event is written in full). Signal-safe: fixed
+// storage, allocates nothing.
+class trace_thread_slots {
+public:
+    static constexpr std::size_t slot_count = 16;
+
+    struct slot {
+        bool bound = false;
+        trace_thread_id thread = 0;
+        // The previous allocation of this thread in the block.
+        bool has_allocation = false;
+        address allocation_end = 0;
+        std::uint64_t allocation_size = 0;
+        context_id allocation_context = 0;
+        type_id allocation_type = 0;
+        // The previous sample of this thread in the block.
+        bool has_sample = false;
+        address sample_ip = 0;
+        address sample_address = 0;
+        context_id sample_context = 0;
+    };
+
+    void reset() noexcept {
+        slots_ = {};
+        next_victim_ = 0;
+    }
+
+    // The slot holding `thread`, or slot_count.
+    std::size_t find(trace_thread_id thread) const noexcept {
+        for (std::size_t i = 0; i < slot_count; ++i) {
+            if (slots_[i].bound && slots_[i].thread == thread) {
+                return i;
+            }
+        }
+        return slot_count;
+    }
+    // The slot of `thread`, taking the next one round robin (and forgetting its previous thread) if it has none.
+    std::size_t bind(trace_thread_id thread) noexcept {
+        const std::size_t found = find(thread);
+        if (found != slot_count) {
+            return found;
+        }
+        const std::size_t taken = next_victim_;
+        next_victim_ = (next_victim_ + 1) % slot_count;
+        slots_[taken] = slot{.bound = true, .thread = thread};
+        return taken;
+    }
+
+    slot& operator[](std::size_t index) noexcept { return slots_[index]; }
+    const slot& operator[](std::size_t index) const noexcept { return slots_[index]; }
+
+    void remember_allocation(std::size_t index, const allocation_event& allocation) noexcept {
+        slot& s = slots_[index];
+        s.has_allocation = true;
+        s.allocation_end = allocation.where + allocation.size;
+        s.allocation_size = allocation.size;
+        s.allocation_context = allocation.context;
+        s.allocation_type = allocation.type;
+    }
+    void remember_sample(std::size_t index, const access_sample& sample) noexcept {
+        slot& s = slots_[index];
+        s.has_sample = true;
+        s.sample_ip = sample.ip;
+        s.sample_address = sample.effective_address;
+        s.sample_context = sample.access_context;
+    }
+
+private:
+    std::array<slot, slot_count> slots_{};
+    std::size_t next_victim_ = 0;
+};
+
+} // namespace ojx

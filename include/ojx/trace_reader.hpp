@@ -1,0 +1,434 @@
+// Reads an ojx trace (docs/trace-format.md) from bytes in memory: yields its events in order and keeps its symbol
+// tables. Any input is safe: the reader checks every length against the bytes it has, never reads outside them,
+// and stops at the first problem with a one-line message naming the block and the file offset. Unlike the writer
+// it allocates (names, symbol tables, messages): it runs in the analysing process, not in the profiled one.
+#pragma once
+
+#include "ojx/crc32c.hpp"
+#include "ojx/trace_format.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace ojx {
+
+class trace_reader {
+public:
+    struct context_node {
+        context_id parent = no_context;
+        trace_frame_id frame = 0;
+    };
+
+    // `file` must outlive the reader. `name` prefixes every message ("trace.ojxt: block 12 at byte 40960: ...").
+    explicit trace_reader(std::span<const std::byte> file, std::string_view name = "trace") : file_(file), name_(name) {
+        check_header();
+    }
+
+    // The next event, or nothing at the end of the trace or at the first error (see failed() and error()).
+    std::optional<trace_event> next() {
+        while (!failed() && !at_end_) {
+            if (position_ == block_end_) {
+                if (!open_next_block()) {
+                    continue;
+                }
+            }
+            if (auto event = read_record()) {
+                ++events_read_;
+                return event;
+            }
+        }
+        return std::nullopt;
+    }
+
+    bool failed() const noexcept { return !error_.empty(); }
+    // One line: what is wrong and where. Empty when nothing is.
+    const std::string& error() const noexcept { return error_; }
+    // The trace ended with its end record: the recording stopped cleanly. A trace that ends at a block boundary
+    // without it is not an error (the events read are sound) but was cut short, say by a crash.
+    bool complete() const noexcept { return complete_; }
+    std::uint64_t blocks_read() const noexcept { return blocks_read_; }
+    std::uint64_t events_read() const noexcept { return events_read_; }
+    // How the reading ended, in one line: the error, or the number of blocks and events and whether it was complete.
+    std::string summary() const {
+        if (failed()) {
+            return error_;
+        }
+        std::string text = name_ + ": " + std::to_string(blocks_read_) + " blocks, " + std::to_string(events_read_) +
+                           " events";
+        if (at_end_) {
+            text += complete_ ? ", complete" : ", no end record (the recording stopped early)";
+        }
+        return text;
+    }
+
+    // Symbols seen so far; a later definition of an id replaces an earlier one.
+    const std::unordered_map<type_id, std::string>& types() const noexcept { return types_; }
+    const std::unordered_map<trace_frame_id, std::string>& frames() const noexcept { return frames_; }
+    const std::unordered_map<trace_thread_id, std::string>& threads() const noexcept { return threads_; }
+    const std::unordered_map<context_id, context_node>& contexts() const noexcept { return contexts_; }
+
+private:
+    void fail(std::string message) { error_ = name_ + ": " + std::move(message); }
+    void fail_at(std::uint64_t offset, std::string_view message) {
+        fail("block " + std::to_string(blocks_read_ - 1) + " at byte " + std::to_string(offset) + ": " +
+             std::string(message));
+    }
+
+    void check_header() {
+        const std::span<const std::byte> magic(trace_magic);
+        if (file_.size() < magic.size() || !std::equal(magic.begin(), magic.end(), file_.begin())) {
+            fail("not an ojx trace (bad magic)");
+            return;
+        }
+        if (file_.size() < trace_header_size) {
+            fail("truncated: the file header is cut short");
+            return;
+        }
+        const std::uint16_t version = read_u16(8);
+        const std::uint16_t flags = read_u16(10);
+        if (version > trace_format_version) {
+            fail("version " + std::to_string(version) + " is newer than this reader (" +
+                 std::to_string(trace_format_version) + ")");
+        } else if (version == 0) {
+            fail("version 0 is not a trace format version");
+        } else if (flags != 0) {
+            fail("unknown header flags " + std::to_string(flags) + " (version 1 defines none)");
+        }
+        position_ = trace_header_size;
+        block_end_ = trace_header_size;
+    }
+
+    std::uint16_t read_u16(std::size_t offset) const noexcept {
+        return static_cast<std::uint16_t>(static_cast<unsigned>(file_[offset]) |
+                                          (static_cast<unsigned>(file_[offset + 1]) << 8));
+    }
+    std::uint32_t read_u32(std::size_t offset) const noexcept {
+        std::uint32_t value = 0;
+        for (std::size_t i = 0; i < 4; ++i) {
+            value |= static_cast<std::uint32_t>(file_[offset + i]) << (8 * i);
+        }
+        return value;
+    }
+
+    // Moves to the next block's payload. Returns false at the end of the file or on an error.
+    bool open_next_block() {
+        const std::size_t start = position_;
+        if (start == file_.size()) {
+            at_end_ = true;
+            return false;
+        }
+        ++blocks_read_;
+        const std::string where = "block " + std::to_string(blocks_read_ - 1) + " at byte " + std::to_string(start);
+        if (complete_) {
+            fail(where + ": data after the end of the trace");
+            return false;
+        }
+        if (file_.size() - start < trace_block_header_size) {
+            fail("truncated: " + where + ": the block header is cut short");
+            return false;
+        }
+        const std::uint32_t length = read_u32(start);
+        const std::uint32_t checksum = read_u32(start + 4);
+        if (length == 0) {
+            fail(where + ": empty block");
+            return false;
+        }
+        if (file_.size() - start - trace_block_header_size < length) {
+            fail("truncated: " + where + ": the block ends past the end of the file");
+            return false;
+        }
+        position_ = start + trace_block_header_size;
+        block_end_ = position_ + length;
+        if (crc32c(file_.subspan(position_, length)) != checksum) {
+            fail(where + ": checksum mismatch");
+            return false;
+        }
+        slots_.reset();
+        return true;
+    }
+
+    // Reads within the current block; the first failure records what went wrong, and later reads return 0.
+    std::uint8_t get_byte() {
+        if (record_failed_) {
+            return 0;
+        }
+        if (position_ == block_end_) {
+            record_failed_ = true;
+            record_problem_ = "record cut short by the end of the block";
+            return 0;
+        }
+        return static_cast<std::uint8_t>(file_[position_++]);
+    }
+    std::uint64_t get_varint() {
+        std::uint64_t value = 0;
+        for (unsigned shift = 0; shift < 64; shift += 7) {
+            const std::uint8_t byte = get_byte();
+            if (record_failed_) {
+                return 0;
+            }
+            if (shift == 63 && byte > 1) {
+                record_failed_ = true;
+                record_problem_ = "varint overflows 64 bits";
+                return 0;
+            }
+            value |= static_cast<std::uint64_t>(byte & 0x7Fu) << shift;
+            if ((byte & 0x80u) == 0) {
+                return value;
+            }
+        }
+        record_failed_ = true;
+        record_problem_ = "varint longer than 10 bytes";
+        return 0;
+    }
+    std::uint32_t get_u32(std::string_view what) {
+        const std::uint64_t value = get_varint();
+        if (value > std::numeric_limits<std::uint32_t>::max() && !record_failed_) {
+            record_failed_ = true;
+            record_problem_ = std::string(what) + " " + std::to_string(value) + " does not fit 32 bits";
+            return 0;
+        }
+        return static_cast<std::uint32_t>(value);
+    }
+    std::size_t get_size(std::string_view what) {
+        const std::uint64_t value = get_varint();
+        if (value > std::numeric_limits<std::size_t>::max() && !record_failed_) {
+            record_failed_ = true;
+            record_problem_ = std::string(what) + " " + std::to_string(value) + " does not fit a size_t";
+            return 0;
+        }
+        return static_cast<std::size_t>(value);
+    }
+    access_kind get_kind() {
+        const std::uint8_t kind = get_byte();
+        if (kind > 1 && !record_failed_) {
+            record_failed_ = true;
+            record_problem_ = "access kind " + std::to_string(kind) + " is neither load (0) nor store (1)";
+        }
+        return kind == 1 ? access_kind::store : access_kind::load;
+    }
+    std::string get_string() {
+        const std::uint64_t length = get_varint();
+        if (record_failed_) {
+            return {};
+        }
+        if (length > block_end_ - position_) {
+            record_failed_ = true;
+            record_problem_ = "name of " + std::to_string(length) + " bytes runs past the end of the block";
+            return {};
+        }
+        std::string text(reinterpret_cast<const char*>(file_.data() + position_), static_cast<std::size_t>(length));
+        position_ += static_cast<std::size_t>(length);
+        return text;
+    }
+
+    // One record; nothing when it is not an event (the end record) or on an error.
+    std::optional<trace_event> read_record() {
+        const std::size_t record_start = position_;
+        record_failed_ = false;
+        std::optional<trace_event> event = decode(get_byte());
+        if (record_failed_) {
+            fail_at(record_start, record_problem_);
+            return std::nullopt;
+        }
+        if (complete_ && position_ != block_end_) {
+            fail_at(position_, "data after the end of the trace");
+        }
+        return event;
+    }
+
+    void fail_record(std::string problem) {
+        record_failed_ = true;
+        record_problem_ = std::move(problem);
+    }
+
+    std::optional<trace_event> decode(std::uint8_t tag) {
+        if (tag >= trace_tag::compact_allocation_first) {
+            return decode_compact_allocation(tag);
+        }
+        if (tag >= trace_tag::compact_sample_first && tag <= trace_tag::compact_sample_last) {
+            return decode_compact_sample(tag);
+        }
+        switch (tag) {
+        case trace_tag::type_symbol: {
+            type_symbol symbol{.id = get_u32("type id")};
+            symbol.name = get_string();
+            if (!record_failed_) {
+                types_[symbol.id] = symbol.name;
+            }
+            return symbol;
+        }
+        case trace_tag::frame_symbol: {
+            frame_symbol symbol{.id = get_varint()};
+            symbol.name = get_string();
+            if (!record_failed_) {
+                frames_[symbol.id] = symbol.name;
+            }
+            return symbol;
+        }
+        case trace_tag::context_symbol: {
+            context_symbol node{.id = get_u32("context id")};
+            node.parent = get_u32("parent context id");
+            node.frame = get_varint();
+            if (!record_failed_) {
+                contexts_[node.id] = context_node{.parent = node.parent, .frame = node.frame};
+            }
+            return node;
+        }
+        case trace_tag::thread_symbol: {
+            thread_symbol symbol{.id = get_u32("thread id")};
+            symbol.name = get_string();
+            if (!record_failed_) {
+                threads_[symbol.id] = symbol.name;
+            }
+            return symbol;
+        }
+        case trace_tag::events_lost:
+            return events_lost_event{.count = get_varint()};
+        case trace_tag::end_of_trace:
+            complete_ = true;
+            return std::nullopt;
+        case trace_tag::allocation: {
+            allocation_event allocation{.thread = get_u32("thread id")};
+            allocation.where = get_varint();
+            allocation.size = get_varint();
+            allocation.context = get_u32("context id");
+            allocation.type = get_u32("type id");
+            if (!record_failed_) {
+                slots_.remember_allocation(slots_.bind(allocation.thread), allocation);
+            }
+            return allocation;
+        }
+        case trace_tag::free:
+            return free_event{.where = get_varint()};
+        case trace_tag::move: {
+            move_event move{.from = get_varint()};
+            move.to = apply_zigzag_delta(move.from, get_varint());
+            return move;
+        }
+        case trace_tag::region_move: {
+            region_move_event move{.from = get_varint()};
+            move.to = apply_zigzag_delta(move.from, get_varint());
+            move.length = get_varint();
+            return move;
+        }
+        case trace_tag::gc_start:
+            return gc_start_event{.gc = get_varint()};
+        case trace_tag::gc_end:
+            return gc_end_event{.gc = get_varint()};
+        case trace_tag::access_sample: {
+            access_sample sample{.thread = get_u32("thread id")};
+            sample.ip = get_varint();
+            sample.effective_address = get_varint();
+            sample.value = get_varint();
+            sample.width = get_byte();
+            sample.kind = get_kind();
+            sample.access_context = get_u32("context id");
+            if (!record_failed_) {
+                slots_.remember_sample(slots_.bind(sample.thread), sample);
+            }
+            return sample;
+        }
+        case trace_tag::watchpoint_arm: {
+            watchpoint_arm_event arm{.slot = get_size("watchpoint slot")};
+            arm.where = get_varint();
+            arm.width = get_byte();
+            return arm;
+        }
+        case trace_tag::watchpoint_disarm:
+            return watchpoint_disarm_event{.slot = get_size("watchpoint slot")};
+        case trace_tag::watchpoint_trap: {
+            watchpoint_trap trap{.slot = get_size("watchpoint slot")};
+            trap.watched_address = get_varint();
+            trap.value = get_varint();
+            trap.width = get_byte();
+            trap.kind = get_kind();
+            trap.ip = get_varint();
+            trap.thread = get_u32("thread id");
+            trap.access_context = get_u32("context id");
+            return trap;
+        }
+        default:
+            if (!record_failed_) {
+                fail_record("unknown record tag " + hex_byte(tag));
+            }
+            return std::nullopt;
+        }
+    }
+
+    std::optional<trace_event> decode_compact_allocation(std::uint8_t tag) {
+        const std::size_t slot = (tag >> 3) & 0x0Fu;
+        if (!slots_[slot].has_allocation) {
+            fail_record("compact allocation (tag " + hex_byte(tag) + ") names thread slot " + std::to_string(slot) +
+                        ", which holds no allocation in this block");
+            return std::nullopt;
+        }
+        const auto& previous = slots_[slot];
+        allocation_event allocation{.thread = previous.thread, .where = previous.allocation_end,
+            .size = previous.allocation_size, .context = previous.allocation_context, .type = previous.allocation_type};
+        if ((tag & trace_tag::compact_same_size) == 0) {
+            allocation.size = apply_zigzag_delta(previous.allocation_size, get_varint());
+        }
+        if ((tag & trace_tag::compact_same_context) == 0) {
+            allocation.context = apply_zigzag_delta32(previous.allocation_context, get_u32("context delta"));
+        }
+        if ((tag & trace_tag::compact_same_type) == 0) {
+            allocation.type = apply_zigzag_delta32(previous.allocation_type, get_u32("type delta"));
+        }
+        if (!record_failed_) {
+            slots_.remember_allocation(slot, allocation);
+        }
+        return allocation;
+    }
+
+    std::optional<trace_event> decode_compact_sample(std::uint8_t tag) {
+        const std::size_t slot = tag & 0x0Fu;
+        if (!slots_[slot].has_sample) {
+            fail_record("compact sample (tag " + hex_byte(tag) + ") names thread slot " + std::to_string(slot) +
+                        ", which holds no sample in this block");
+            return std::nullopt;
+        }
+        const auto& previous = slots_[slot];
+        access_sample sample{.kind = (tag & 0x10u) != 0 ? access_kind::store : access_kind::load,
+            .thread = previous.thread};
+        sample.ip = apply_zigzag_delta(previous.sample_ip, get_varint());
+        sample.effective_address = apply_zigzag_delta(previous.sample_address, get_varint());
+        sample.value = get_varint();
+        sample.width = get_byte();
+        sample.access_context = apply_zigzag_delta32(previous.sample_context, get_u32("context delta"));
+        if (!record_failed_) {
+            slots_.remember_sample(slot, sample);
+        }
+        return sample;
+    }
+
+    static std::string hex_byte(std::uint8_t value) {
+        constexpr std::string_view digits = "0123456789abcdef";
+        return std::string("0x") + digits[value >> 4] + digits[value & 0x0Fu];
+    }
+
+    std::span<const std::byte> file_;
+    std::string name_;
+    std::string error_;
+    std::size_t position_ = 0;
+    std::size_t block_end_ = 0;
+    bool at_end_ = false;
+    bool complete_ = false;
+    std::uint64_t blocks_read_ = 0;
+    std::uint64_t events_read_ = 0;
+    trace_thread_slots slots_;
+    bool record_failed_ = false;
+    std::string record_problem_;
+    std::unordered_map<type_id, std::string> types_;
+    std::unordered_map<trace_frame_id, std::string> frames_;
+    std::unordered_map<trace_thread_id, std::string> threads_;
+    std::unordered_map<context_id, context_node> contexts_;
+};
+
+} // namespace ojx

@@ -1,0 +1,319 @@
+// Writes trace events into fixed-size block buffers, for a recorder that runs inside signal handlers or under
+// the profiler's spin lock. Appending an event allocates nothing and takes no lock: it encodes into the current
+// buffer (supplied by the caller), and a full block is closed (length and CRC-32C) and handed to a block sink,
+// which returns the next empty buffer — a later piece connects the sink to a buffer pool and an asynchronous
+// writer thread. An event that cannot be written (no free buffer, or larger than a block) is counted, and the next
+// record written is preceded by an `events_lost` record saying how many were lost there.
+//
+// One writer has one owner at a time (one thread, or whoever holds the lock that serializes events); events of
+// many program threads go through it, each thread's compaction state in a small fixed table.
+#pragma once
+
+#include "ojx/crc32c.hpp"
+#include "ojx/trace_format.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <variant>
+
+namespace ojx {
+
+// Receives each closed block: `closed_block` is the block as it goes into the file (header and payload), valid
+// only during the call. Returns the buffer to fill next (the writer owns it until it hands it back), or an empty
+// span when none is free. The writer also calls it with an empty `closed_block` to ask again for a buffer after
+// one was refused. `exchange` must be set; it must be signal-safe if the writer is used in a signal handler.
+struct trace_block_sink {
+    void* context = nullptr;
+    std::span<std::byte> (*exchange)(void* context, std::span<const std::byte> closed_block) = nullptr;
+};
+
+class trace_writer {
+public:
+    // Buffers smaller than this are treated as no buffer: they would hold too few records to be worth a block.
+    static constexpr std::size_t minimum_buffer_size = 256;
+
+    // Allocates nothing: `first_buffer` (may be empty) is the first block's storage.
+    trace_writer(std::span<std::byte> first_buffer, trace_block_sink sink) noexcept : sink_(sink) {
+        take_buffer(first_buffer);
+    }
+
+    trace_writer(const trace_writer&) = delete;
+    trace_writer& operator=(const trace_writer&) = delete;
+
+    // Each `append` writes one event and returns false if it was dropped (and counted).
+    // Signal-safe: allocates nothing, takes no lock (beyond what the sink does when a block fills).
+    bool append(const allocation_event& allocation) noexcept {
+        return write_record([&](trace_byte_writer& out, trace_thread_slots& slots) {
+            const std::size_t found = slots.find(allocation.thread);
+            if (found != trace_thread_slots::slot_count && slots[found].has_allocation &&
+                slots[found].allocation_end == allocation.where) {
+                const auto& previous = slots[found];
+                std::uint8_t tag = static_cast<std::uint8_t>(trace_tag::compact_allocation_first | (found << 3));
+                const bool same_size = previous.allocation_size == allocation.size;
+                const bool same_context = previous.allocation_context == allocation.context;
+                const bool same_type = previous.allocation_type == allocation.type;
+                tag |= (same_size ? trace_tag::compact_same_size : 0) |
+                       (same_context ? trace_tag::compact_same_context : 0) |
+                       (same_type ? trace_tag::compact_same_type : 0);
+                out.put_byte(tag);
+                if (!same_size) {
+                    out.put_varint(zigzag_delta(previous.allocation_size, allocation.size));
+                }
+                if (!same_context) {
+                    out.put_varint(zigzag_delta32(previous.allocation_context, allocation.context));
+                }
+                if (!same_type) {
+                    out.put_varint(zigzag_delta32(previous.allocation_type, allocation.type));
+                }
+                if (!out.overflowed()) {
+                    slots.remember_allocation(found, allocation);
+                }
+                return;
+            }
+            out.put_byte(trace_tag::allocation);
+            out.put_varint(allocation.thread);
+            out.put_varint(allocation.where);
+            out.put_varint(allocation.size);
+            out.put_varint(allocation.context);
+            out.put_varint(allocation.type);
+            if (!out.overflowed()) {
+                slots.remember_allocation(slots.bind(allocation.thread), allocation);
+            }
+        });
+    }
+
+    bool append(const access_sample& sample) noexcept {
+        return write_record([&](trace_byte_writer& out, trace_thread_slots& slots) {
+            const std::size_t found = slots.find(sample.thread);
+            if (found != trace_thread_slots::slot_count && slots[found].has_sample) {
+                const auto& previous = slots[found];
+                out.put_byte(static_cast<std::uint8_t>(trace_tag::compact_sample_first |
+                                                       (sample.kind == access_kind::store ? 0x10u : 0u) | found));
+                out.put_varint(zigzag_delta(previous.sample_ip, sample.ip));
+                out.put_varint(zigzag_delta(previous.sample_address, sample.effective_address));
+                out.put_varint(sample.value);
+                out.put_byte(sample.width);
+                out.put_varint(zigzag_delta32(previous.sample_context, sample.access_context));
+                if (!out.overflowed()) {
+                    slots.remember_sample(found, sample);
+                }
+                return;
+            }
+            out.put_byte(trace_tag::access_sample);
+            out.put_varint(sample.thread);
+            out.put_varint(sample.ip);
+            out.put_varint(sample.effective_address);
+            out.put_varint(sample.value);
+            out.put_byte(sample.width);
+            out.put_byte(static_cast<std::uint8_t>(sample.kind));
+            out.put_varint(sample.access_context);
+            if (!out.overflowed()) {
+                slots.remember_sample(slots.bind(sample.thread), sample);
+            }
+        });
+    }
+
+    bool append(const watchpoint_trap& trap) noexcept {
+        return write_record([&](trace_byte_writer& out, trace_thread_slots&) {
+            out.put_byte(trace_tag::watchpoint_trap);
+            out.put_varint(trap.slot);
+            out.put_varint(trap.watched_address);
+            out.put_varint(trap.value);
+            out.put_byte(trap.width);
+            out.put_byte(static_cast<std::uint8_t>(trap.kind));
+            out.put_varint(trap.ip);
+            out.put_varint(trap.thread);
+            out.put_varint(trap.access_context);
+        });
+    }
+
+    bool append(const free_event& freed) noexcept {
+        return write_simple(trace_tag::free, [&](trace_byte_writer& out) { out.put_varint(freed.where); });
+    }
+    bool append(const move_event& move) noexcept {
+        return write_simple(trace_tag::move, [&](trace_byte_writer& out) {
+            out.put_varint(move.from);
+            out.put_varint(zigzag_delta(move.from, move.to));
+        });
+    }
+    bool append(const region_move_event& move) noexcept {
+        return write_simple(trace_tag::region_move, [&](trace_byte_writer& out) {
+            out.put_varint(move.from);
+            out.put_varint(zigzag_delta(move.from, move.to));
+            out.put_varint(move.length);
+        });
+    }
+    bool append(const gc_start_event& gc) noexcept {
+        return write_simple(trace_tag::gc_start, [&](trace_byte_writer& out) { out.put_varint(gc.gc); });
+    }
+    bool append(const gc_end_event& gc) noexcept {
+        return write_simple(trace_tag::gc_end, [&](trace_byte_writer& out) { out.put_varint(gc.gc); });
+    }
+    bool append(const watchpoint_arm_event& arm) noexcept {
+        return write_simple(trace_tag::watchpoint_arm, [&](trace_byte_writer& out) {
+            out.put_varint(arm.slot);
+            out.put_varint(arm.where);
+            out.put_byte(arm.width);
+        });
+    }
+    bool append(const watchpoint_disarm_event& disarm) noexcept {
+        return write_simple(trace_tag::watchpoint_disarm, [&](trace_byte_writer& out) { out.put_varint(disarm.slot); });
+    }
+
+    // Symbols. Signal-safe as well (names are copied into the block, not kept).
+    bool append_type(type_id id, std::string_view name) noexcept {
+        return write_simple(trace_tag::type_symbol, [&](trace_byte_writer& out) {
+            out.put_varint(id);
+            out.put_string(name);
+        });
+    }
+    bool append_frame(trace_frame_id id, std::string_view name) noexcept {
+        return write_simple(trace_tag::frame_symbol, [&](trace_byte_writer& out) {
+            out.put_varint(id);
+            out.put_string(name);
+        });
+    }
+    bool append_thread(trace_thread_id id, std::string_view name) noexcept {
+        return write_simple(trace_tag::thread_symbol, [&](trace_byte_writer& out) {
+            out.put_varint(id);
+            out.put_string(name);
+        });
+    }
+    bool append(const context_symbol& node) noexcept {
+        return write_simple(trace_tag::context_symbol, [&](trace_byte_writer& out) {
+            out.put_varint(node.id);
+            out.put_varint(node.parent);
+            out.put_varint(node.frame);
+        });
+    }
+    bool append(const type_symbol& symbol) noexcept { return append_type(symbol.id, symbol.name); }
+    bool append(const frame_symbol& symbol) noexcept { return append_frame(symbol.id, symbol.name); }
+    bool append(const thread_symbol& symbol) noexcept { return append_thread(symbol.id, symbol.name); }
+    // `events_lost` records are the writer's own; one given here is passed through (a trace being rewritten).
+    bool append(const events_lost_event& lost) noexcept {
+        return write_simple(trace_tag::events_lost, [&](trace_byte_writer& out) { out.put_varint(lost.count); });
+    }
+
+    // Any event. Signal-safe: allocates nothing, takes no lock.
+    bool append(const trace_event& event) noexcept {
+        return std::visit([this](const auto& e) { return append(e); }, event);
+    }
+
+    // Closes the current block, if it holds anything, and hands it to the sink. Call before the file is closed,
+    // and wherever the reader should see events in order across writers (at a GC start, for example).
+    // Signal-safe: allocates nothing, takes no lock (beyond the sink's).
+    void flush() noexcept {
+        if (buffer_.empty() || used_ == 0) {
+            return;
+        }
+        const auto payload = buffer_.subspan(trace_block_header_size, used_);
+        put_u32(buffer_.subspan(0, 4), static_cast<std::uint32_t>(used_));
+        put_u32(buffer_.subspan(4, 4), crc32c(payload));
+        const auto closed = buffer_.first(trace_block_header_size + used_);
+        buffer_ = {};
+        used_ = 0;
+        slots_.reset();
+        ++blocks_closed_;
+        take_buffer(sink_.exchange(sink_.context, closed));
+    }
+
+    // Writes the end-of-trace record and closes the last block: a reader then knows the recording was complete.
+    // Events appended afterwards are dropped. Returns false if the end record could not be written.
+    bool finish() noexcept {
+        const bool written = write_simple(trace_tag::end_of_trace, [](trace_byte_writer&) {});
+        flush();
+        finished_ = true;
+        return written;
+    }
+
+    std::uint64_t events_written() const noexcept { return events_written_; }
+    // Events not written: no buffer was free, the record was larger than a block, or the trace was finished.
+    std::uint64_t events_dropped() const noexcept { return dropped_no_buffer_ + dropped_too_large_ + dropped_finished_; }
+    std::uint64_t events_dropped_no_buffer() const noexcept { return dropped_no_buffer_; }
+    std::uint64_t events_dropped_too_large() const noexcept { return dropped_too_large_; }
+    std::uint64_t blocks_closed() const noexcept { return blocks_closed_; }
+    // Bytes of records in the block being filled.
+    std::size_t pending_bytes() const noexcept { return used_; }
+
+private:
+    static void put_u32(std::span<std::byte> out, std::uint32_t value) noexcept {
+        for (std::size_t i = 0; i < 4; ++i) {
+            out[i] = static_cast<std::byte>((value >> (8 * i)) & 0xFFu);
+        }
+    }
+
+    void take_buffer(std::span<std::byte> buffer) noexcept {
+        if (buffer.size() < minimum_buffer_size) {
+            buffer_ = {};
+            return;
+        }
+        // The length field is 32 bits.
+        constexpr std::size_t largest = trace_block_header_size + std::numeric_limits<std::uint32_t>::max();
+        buffer_ = buffer.first(buffer.size() < largest ? buffer.size() : largest);
+    }
+
+    template <class Encode>
+    bool write_simple(std::uint8_t tag, Encode encode) noexcept {
+        return write_record([&](trace_byte_writer& out, trace_thread_slots&) {
+            out.put_byte(tag);
+            encode(out);
+        });
+    }
+
+    // `encode` writes the record into `out` and changes the compaction slots only if `out` did not overflow.
+    // The record goes into the current block or, if it does not fit there, into the next one (where it is
+    // encoded again, against that block's fresh compaction state).
+    template <class Encode>
+    bool write_record(Encode encode) noexcept {
+        if (finished_) {
+            ++dropped_finished_;
+            return false;
+        }
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            if (buffer_.empty()) {
+                take_buffer(sink_.exchange(sink_.context, {}));
+                if (buffer_.empty()) {
+                    ++dropped_no_buffer_;
+                    ++lost_since_last_record_;
+                    return false;
+                }
+            }
+            trace_byte_writer out(buffer_.subspan(trace_block_header_size + used_));
+            if (lost_since_last_record_ != 0) {
+                out.put_byte(trace_tag::events_lost);
+                out.put_varint(lost_since_last_record_);
+            }
+            encode(out, slots_);
+            if (!out.overflowed()) {
+                used_ += out.size();
+                lost_since_last_record_ = 0;
+                ++events_written_;
+                return true;
+            }
+            if (used_ == 0) {
+                break; // does not fit even an empty block
+            }
+            flush();
+        }
+        ++dropped_too_large_;
+        ++lost_since_last_record_;
+        return false;
+    }
+
+    trace_block_sink sink_;
+    std::span<std::byte> buffer_;
+    std::size_t used_ = 0; // payload bytes in buffer_, after its block header
+    trace_thread_slots slots_;
+    std::uint64_t lost_since_last_record_ = 0;
+    std::uint64_t events_written_ = 0;
+    std::uint64_t dropped_no_buffer_ = 0;
+    std::uint64_t dropped_too_large_ = 0;
+    std::uint64_t dropped_finished_ = 0;
+    std::uint64_t blocks_closed_ = 0;
+    bool finished_ = false;
+};
+
+} // namespace ojx

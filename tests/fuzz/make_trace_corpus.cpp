@@ -1,0 +1,101 @@
+// Writes a few small valid traces into the directory given as argument: the fuzzer's starting corpus, so that it
+// begins from inputs that pass the header and checksum checks and reach the record decoders.
+#include "ojx/trace_writer.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct file_sink {
+    std::vector<std::byte> buffer;
+    std::vector<std::byte> file;
+    bool refuse = false;
+
+    static std::span<std::byte> exchange(void* context, std::span<const std::byte> closed_block) {
+        auto& self = *static_cast<file_sink*>(context);
+        self.file.insert(self.file.end(), closed_block.begin(), closed_block.end());
+        return self.refuse ? std::span<std::byte>() : std::span<std::byte>(self.buffer);
+    }
+};
+
+// Symbols, a run of compact allocations on three threads, a GC with moves, samples, watchpoints; `variant` varies
+// the block size (one block or several) and the values.
+std::vector<std::byte> make_trace(int variant) {
+    file_sink sink{.buffer = std::vector<std::byte>(variant % 2 == 0 ? 4096 : 256)};
+    const auto header = ojx::trace_file_header();
+    sink.file.assign(header.begin(), header.end());
+    ojx::trace_writer writer(sink.buffer, {.context = &sink, .exchange = &file_sink::exchange});
+
+    writer.append_type(1, "byte[]");
+    writer.append_frame(0x401000, "main (main.cpp:3)");
+    writer.append(ojx::context_symbol{.id = 1, .parent = 0, .frame = 0x401000});
+    writer.append_thread(7, "worker");
+    const ojx::address base = 0x7f0000000000u + static_cast<ojx::address>(variant) * 0x100000u;
+    for (std::uint32_t thread = 7; thread < 10; ++thread) {
+        ojx::address top = base + thread * 0x10000u;
+        for (int i = 0; i < 6; ++i) {
+            const std::uint64_t size = 1024u + 16u * static_cast<std::uint64_t>((i * 7 + variant) % 5);
+            writer.append(ojx::allocation_event{.thread = thread, .where = top, .size = size,
+                .context = static_cast<ojx::context_id>(1 + i / 3), .type = 1});
+            top += size;
+        }
+    }
+    writer.append(ojx::gc_start_event{.gc = 1});
+    writer.append(ojx::move_event{.from = base, .to = base - 0x1000});
+    writer.append(ojx::region_move_event{.from = base + 0x10000, .to = base + 0x8000, .length = 0x4000});
+    writer.append(ojx::free_event{.where = base + 0x20000});
+    writer.append(ojx::gc_end_event{.gc = 1});
+    for (int i = 0; i < 5; ++i) {
+        writer.append(ojx::access_sample{.ip = 0x401000u + 4u * static_cast<unsigned>(i),
+            .effective_address = base + 8u * static_cast<unsigned>(i), .value = static_cast<std::uint64_t>(i * variant),
+            .width = 8, .kind = i % 2 == 0 ? ojx::access_kind::load : ojx::access_kind::store, .thread = 7,
+            .access_context = 2});
+    }
+    writer.append(ojx::watchpoint_arm_event{.slot = 0, .where = base + 8, .width = 8});
+    writer.append(ojx::watchpoint_trap{.slot = 0, .watched_address = base + 8, .value = 42, .width = 8,
+        .kind = ojx::access_kind::load, .ip = 0x401010, .thread = 8, .access_context = 3});
+    writer.append(ojx::watchpoint_disarm_event{.slot = 0});
+    if (variant == 3) {
+        // A gap: the pool runs dry for a moment, and the trace says how many events were lost.
+        sink.refuse = true;
+        writer.flush();
+        writer.append(ojx::free_event{.where = base});
+        sink.refuse = false;
+        writer.append(ojx::free_event{.where = base + 16});
+    }
+    writer.finish();
+    return sink.file;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: make_trace_corpus DIRECTORY\n");
+        return 2;
+    }
+    for (int variant = 0; variant < 4; ++variant) {
+        const auto trace = make_trace(variant);
+        const std::string path = std::string(argv[1]) + "/trace-" + std::to_string(variant) + ".ojxt";
+        std::ofstream out(path, std::ios::binary);
+        out.write(reinterpret_cast<const char*>(trace.data()), static_cast<std::streamsize>(trace.size()));
+        // The first block's payload alone, for the fuzzer's reading of its input as one block.
+        std::size_t payload_length = 0;
+        for (std::size_t i = 0; i < 4; ++i) {
+            payload_length |= static_cast<std::size_t>(trace[ojx::trace_header_size + i]) << (8 * i);
+        }
+        const std::size_t payload_start = ojx::trace_header_size + ojx::trace_block_header_size;
+        const std::string payload_path = std::string(argv[1]) + "/payload-" + std::to_string(variant) + ".bin";
+        std::ofstream payload(payload_path, std::ios::binary);
+        payload.write(reinterpret_cast<const char*>(trace.data() + payload_start),
+            static_cast<std::streamsize>(payload_length));
+        if (!out || !payload) {
+            std::fprintf(stderr, "make_trace_corpus: cannot write %s\n", path.c_str());
+            return 1;
+        }
+    }
+    return 0;
+}
