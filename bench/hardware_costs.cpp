@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -56,6 +57,7 @@ alignas(64) volatile std::uint64_t buffer[words];
 }
 
 double median(std::vector<double> values) {
+    if (values.empty()) return NAN;
     std::sort(values.begin(), values.end());
     return values[values.size() / 2];
 }
@@ -68,6 +70,7 @@ int main(int argc, char** argv) {
     backend_options options;
     options.samples_per_second = 2000;
     options.watchpoint_slots = 1;
+    options.compare = comparison_kind::watchpoint; // traps are what is measured; none where the registers never trap
     if (auto error = backend.start(options, backend_delivery{nullptr, on_sample, on_trap})) {
         std::fprintf(stderr, "hardware_costs: %s\n", error->c_str());
         return 1;
@@ -94,6 +97,11 @@ int main(int argc, char** argv) {
                 "samples/s requested)\n",
                 median(per_sample_us), repetitions, median(baseline_seconds), options.samples_per_second);
 
+    if (backend.slot_count() == 0) {
+        std::printf("watchpoint trap: not measured (no working debug register here)\n");
+        backend.stop();
+        return sink == 42 ? 2 : 0;
+    }
     // Traps: a watch on one word that the sweep reads once per pass, with sampling off for this part.
     std::vector<double> per_trap_us;
     std::vector<double> slot_arm_us;
