@@ -2,10 +2,13 @@
 // studies found them, through the full profiler, and print the replica report. Until the JVM agent exists this
 // is what `scripts/demo.sh` runs.
 //
-//   ojx_synthetic_demo [--seed N] [--json FILE] [--pairing reservoir|recent] [--window BYTES]
+//   ojx_synthetic_demo [--seed N] [--json FILE] [--record TRACE] [--pairing reservoir|recent] [--window BYTES]
+//
+// --record writes the run as a trace (docs/trace-format.md) that `ojx replay` analyses again.
 
 #include "ojx/emulation/heap_shapes.hpp"
 #include "ojx/emulation/session.hpp"
+#include "ojx/emulation/trace_recorder.hpp"
 #include "ojx/report.hpp"
 
 #include <charconv>
@@ -25,6 +28,7 @@ using namespace ojx::emulation;
 struct options {
     std::uint64_t seed = 42;
     std::string json_path;
+    std::string record_path;
     std::string pairing = "reservoir";
     std::size_t window = profiler_config{}.compare_window;
 };
@@ -48,8 +52,8 @@ std::optional<options> parse(int argc, char** argv) {
             return std::string_view(argv[++i]);
         };
         if (arg == "--help" || arg == "-h") {
-            std::cout << "usage: ojx_synthetic_demo [--seed N] [--json FILE] [--pairing reservoir|recent] "
-                         "[--window BYTES]\n";
+            std::cout << "usage: ojx_synthetic_demo [--seed N] [--json FILE] [--record TRACE] "
+                         "[--pairing reservoir|recent] [--window BYTES]\n";
             std::exit(0);
         } else if (arg == "--seed" || arg == "--window") {
             const auto text = value();
@@ -60,10 +64,10 @@ std::optional<options> parse(int argc, char** argv) {
                 return std::nullopt;
             }
             (arg == "--seed" ? result.seed : result.window) = *n;
-        } else if (arg == "--json") {
+        } else if (arg == "--json" || arg == "--record") {
             const auto text = value();
             if (!text) return std::nullopt;
-            result.json_path = *text;
+            (arg == "--json" ? result.json_path : result.record_path) = *text;
         } else if (arg == "--pairing") {
             const auto text = value();
             if (!text) return std::nullopt;
@@ -74,7 +78,7 @@ std::optional<options> parse(int argc, char** argv) {
             result.pairing = *text;
         } else {
             std::cerr << "ojx_synthetic_demo: unknown option '" << arg
-                      << "' (valid: --seed, --json, --pairing, --window, --help)\n";
+                      << "' (valid: --seed, --json, --record, --pairing, --window, --help)\n";
             return std::nullopt;
         }
     }
@@ -104,19 +108,11 @@ std::vector<context_shape> planted_program() {
     return shapes;
 }
 
-template <class Pairing>
-int run(const options& opts) {
-    const auto shapes = planted_program();
-    session_config config;
-    config.profiler.seed = opts.seed;
-    config.profiler.compare_window = opts.window;
-    config.sampler = {.period = 97, .randomized = true, .seed = opts.seed};
-    session<policies<reservoir_replacement, Pairing>> s(config);
+// Runs the program on session `s` and reports; a recording session also writes its trace.
+template <class Session>
+int run(const options& opts, Session& s, const std::vector<context_shape>& shapes, const report_naming& naming) {
     const auto result = run_workload(s.machine, s.prof.contexts(), shapes,
                                      {.seed = opts.seed, .compare_window = opts.window, .collect_every = 500});
-
-    const report_naming naming{[&](std::uint64_t frame) { return synthetic_frame_name(frame, shapes); },
-                               [&](type_id type) { return type < shapes.size() ? shapes[type].type : "?"; }};
     const replica_report report = s.prof.report();
     write_text(std::cout, report, s.prof.contexts(), naming, s.facts());
 
@@ -136,7 +132,31 @@ int run(const options& opts) {
         }
         std::cout << "\nProfile written to " << opts.json_path << '\n';
     }
+    if constexpr (requires { s.trace; }) {
+        if (const auto error = s.trace.write_file(opts.record_path)) {
+            std::cerr << "ojx_synthetic_demo: " << *error << '\n';
+            return 1;
+        }
+        std::cout << "Trace written to " << opts.record_path << " (" << s.recorder.events() << " events)\n";
+    }
     return 0;
+}
+
+template <class Pairing>
+int run(const options& opts) {
+    const auto shapes = planted_program();
+    session_config config;
+    config.profiler.seed = opts.seed;
+    config.profiler.compare_window = opts.window;
+    config.sampler = {.period = 97, .randomized = true, .seed = opts.seed};
+    const report_naming naming{[&](std::uint64_t frame) { return synthetic_frame_name(frame, shapes); },
+                               [&](type_id type) { return type < shapes.size() ? shapes[type].type : "?"; }};
+    if (!opts.record_path.empty()) {
+        recording_session<recording_policies<reservoir_replacement, Pairing>> s(config, naming);
+        return run(opts, s, shapes, naming);
+    }
+    session<policies<reservoir_replacement, Pairing>> s(config);
+    return run(opts, s, shapes, naming);
 }
 
 } // namespace

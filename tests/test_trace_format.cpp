@@ -141,6 +141,16 @@ private:
     std::mt19937_64 random_;
 };
 
+// Bytes that memory-contents events of the random streams point into (the events do not own their bytes).
+const std::array<std::byte, 256>& memory_pattern() {
+    static const std::array<std::byte, 256> pattern = [] {
+        std::array<std::byte, 256> bytes{};
+        for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 37 + 11);
+        return bytes;
+    }();
+    return pattern;
+}
+
 // A stream with every kind of event, on 40 threads (more than the 16 compaction slots), half of its allocations
 // continuing their thread's previous one so that the compact forms are exercised too.
 std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
@@ -154,7 +164,7 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
     std::vector<trace_event> events;
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t t = values.pick(threads.size());
-        switch (values.pick(15)) {
+        switch (values.pick(17)) {
         case 0: events.push_back(ojx::type_symbol{.id = values.u32(), .name = values.name()}); break;
         case 1: events.push_back(ojx::frame_symbol{.id = values.u64(), .name = values.name()}); break;
         case 2:
@@ -200,6 +210,14 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
             events.push_back(ojx::watchpoint_arm_event{.slot = values.u64(), .where = values.u64(), .width = values.u8()});
             break;
         case 13: events.push_back(ojx::watchpoint_disarm_event{.slot = values.u64()}); break;
+        case 14: events.push_back(ojx::run_attribute{.name = values.name(), .value = values.name()}); break;
+        case 15: {
+            // At most 64 bytes (one compare window), so that the record fits the tests' smallest blocks.
+            const std::size_t start = values.pick(memory_pattern().size() - 64);
+            events.push_back(ojx::memory_contents_event{.where = values.u64(),
+                .bytes = std::span(memory_pattern()).subspan(start, values.pick(65))});
+            break;
+        }
         default:
             events.push_back(ojx::watchpoint_trap{.slot = values.u64(), .watched_address = values.u64(),
                 .value = values.u64(), .width = values.u8(),
@@ -256,7 +274,8 @@ TEST_CASE("the reader keeps the symbol tables", "[trace]") {
     const std::vector<trace_event> events = {ojx::type_symbol{.id = 3, .name = "byte[]"},
         ojx::frame_symbol{.id = 0x401000, .name = "main (main.cpp:12)"},
         ojx::context_symbol{.id = 1, .parent = 0, .frame = 0x401000}, ojx::thread_symbol{.id = 77, .name = "worker"},
-        ojx::type_symbol{.id = 3, .name = "char[]"}};
+        ojx::type_symbol{.id = 3, .name = "char[]"}, ojx::run_attribute{.name = "seed", .value = "7"},
+        ojx::run_attribute{.name = "seed", .value = "8"}};
     const auto trace = write_trace(events, 4096);
     ojx::trace_reader reader(trace.file);
     while (reader.next()) {
@@ -267,7 +286,8 @@ TEST_CASE("the reader keeps the symbol tables", "[trace]") {
     REQUIRE(reader.contexts().at(1).parent == 0);
     REQUIRE(reader.contexts().at(1).frame == 0x401000);
     REQUIRE(reader.threads().at(77) == "worker");
-    REQUIRE(reader.summary() == "trace: 1 blocks, 5 events, complete");
+    REQUIRE(reader.run_attributes().at("seed") == "8");
+    REQUIRE(reader.summary() == "trace: 1 blocks, 7 events, complete");
 }
 
 TEST_CASE("every truncation is an error, or a clean end at a block boundary", "[trace]") {

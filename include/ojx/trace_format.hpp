@@ -8,6 +8,7 @@
 #include "ojx/sampler.hpp"
 #include "ojx/types.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -68,6 +69,13 @@ struct thread_symbol {
     std::string name;
     friend bool operator==(const thread_symbol&, const thread_symbol&) = default;
 };
+// A fact about the recorded run that an analysis needs to reproduce it: the profiler's settings, the backend's
+// description (see trace_run.hpp for the names the recorders write). A later value of a name replaces an earlier one.
+struct run_attribute {
+    std::string name;
+    std::string value;
+    friend bool operator==(const run_attribute&, const run_attribute&) = default;
+};
 struct allocation_event {
     trace_thread_id thread = 0;
     address where = 0;
@@ -101,6 +109,16 @@ struct gc_end_event {
     std::uint64_t gc = 0;
     friend bool operator==(const gc_end_event&, const gc_end_event&) = default;
 };
+// The profiled program's memory as the profiler read it while handling the event that follows (the content digest
+// of the window around a compared word): a replay answers the profiler's reads from these bytes. `bytes` points
+// into the caller's storage (the writer copies it; the reader points into the file).
+struct memory_contents_event {
+    address where = 0;
+    std::span<const std::byte> bytes;
+    friend bool operator==(const memory_contents_event& a, const memory_contents_event& b) {
+        return a.where == b.where && std::ranges::equal(a.bytes, b.bytes);
+    }
+};
 struct watchpoint_arm_event {
     std::size_t slot = 0;
     address where = 0;
@@ -120,7 +138,7 @@ struct events_lost_event {
 
 using trace_event = std::variant<type_symbol, frame_symbol, context_symbol, thread_symbol, allocation_event,
     free_event, move_event, region_move_event, gc_start_event, gc_end_event, access_sample, watchpoint_arm_event,
-    watchpoint_disarm_event, watchpoint_trap, events_lost_event>;
+    watchpoint_disarm_event, watchpoint_trap, events_lost_event, run_attribute, memory_contents_event>;
 
 // ---- Record tags -------------------------------------------------------------------------------------------
 
@@ -129,6 +147,7 @@ inline constexpr std::uint8_t type_symbol = 0x01;
 inline constexpr std::uint8_t frame_symbol = 0x02;
 inline constexpr std::uint8_t context_symbol = 0x03;
 inline constexpr std::uint8_t thread_symbol = 0x04;
+inline constexpr std::uint8_t run_attribute = 0x05;
 inline constexpr std::uint8_t events_lost = 0x08;
 inline constexpr std::uint8_t end_of_trace = 0x09;
 inline constexpr std::uint8_t allocation = 0x10;
@@ -138,6 +157,7 @@ inline constexpr std::uint8_t region_move = 0x13;
 inline constexpr std::uint8_t gc_start = 0x14;
 inline constexpr std::uint8_t gc_end = 0x15;
 inline constexpr std::uint8_t access_sample = 0x20;
+inline constexpr std::uint8_t memory_contents = 0x21;
 inline constexpr std::uint8_t watchpoint_arm = 0x30;
 inline constexpr std::uint8_t watchpoint_disarm = 0x31;
 inline constexpr std::uint8_t watchpoint_trap = 0x32;

@@ -73,6 +73,7 @@ public:
     const std::unordered_map<trace_frame_id, std::string>& frames() const noexcept { return frames_; }
     const std::unordered_map<trace_thread_id, std::string>& threads() const noexcept { return threads_; }
     const std::unordered_map<context_id, context_node>& contexts() const noexcept { return contexts_; }
+    const std::unordered_map<std::string, std::string>& run_attributes() const noexcept { return attributes_; }
 
 private:
     void fail(std::string message) { error_ = name_ + ": " + std::move(message); }
@@ -289,6 +290,14 @@ private:
             }
             return symbol;
         }
+        case trace_tag::run_attribute: {
+            run_attribute attribute{.name = get_string()};
+            attribute.value = get_string();
+            if (!record_failed_) {
+                attributes_[attribute.name] = attribute.value;
+            }
+            return attribute;
+        }
         case trace_tag::events_lost:
             return events_lost_event{.count = get_varint()};
         case trace_tag::end_of_trace:
@@ -334,6 +343,20 @@ private:
                 slots_.remember_sample(slots_.bind(sample.thread), sample);
             }
             return sample;
+        }
+        case trace_tag::memory_contents: {
+            memory_contents_event memory{.where = get_varint()};
+            const std::uint64_t length = get_varint();
+            if (record_failed_) {
+                return std::nullopt;
+            }
+            if (length > block_end_ - position_) {
+                fail_record("memory contents of " + std::to_string(length) + " bytes run past the end of the block");
+                return std::nullopt;
+            }
+            memory.bytes = file_.subspan(position_, static_cast<std::size_t>(length));
+            position_ += static_cast<std::size_t>(length);
+            return memory;
         }
         case trace_tag::watchpoint_arm: {
             watchpoint_arm_event arm{.slot = get_size("watchpoint slot")};
@@ -429,6 +452,7 @@ private:
     std::unordered_map<trace_frame_id, std::string> frames_;
     std::unordered_map<trace_thread_id, std::string> threads_;
     std::unordered_map<context_id, context_node> contexts_;
+    std::unordered_map<std::string, std::string> attributes_;
 };
 
 } // namespace ojx

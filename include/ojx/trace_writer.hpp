@@ -152,6 +152,15 @@ public:
     bool append(const gc_end_event& gc) noexcept {
         return write_simple(trace_tag::gc_end, [&](trace_byte_writer& out) { out.put_varint(gc.gc); });
     }
+    bool append(const memory_contents_event& memory) noexcept {
+        return write_simple(trace_tag::memory_contents, [&](trace_byte_writer& out) {
+            out.put_varint(memory.where);
+            out.put_varint(memory.bytes.size());
+            for (const std::byte b : memory.bytes) {
+                out.put_byte(static_cast<std::uint8_t>(b));
+            }
+        });
+    }
     bool append(const watchpoint_arm_event& arm) noexcept {
         return write_simple(trace_tag::watchpoint_arm, [&](trace_byte_writer& out) {
             out.put_varint(arm.slot);
@@ -189,6 +198,13 @@ public:
             out.put_varint(node.frame);
         });
     }
+    bool append_run_attribute(std::string_view name, std::string_view value) noexcept {
+        return write_simple(trace_tag::run_attribute, [&](trace_byte_writer& out) {
+            out.put_string(name);
+            out.put_string(value);
+        });
+    }
+    bool append(const run_attribute& attribute) noexcept { return append_run_attribute(attribute.name, attribute.value); }
     bool append(const type_symbol& symbol) noexcept { return append_type(symbol.id, symbol.name); }
     bool append(const frame_symbol& symbol) noexcept { return append_frame(symbol.id, symbol.name); }
     bool append(const thread_symbol& symbol) noexcept { return append_thread(symbol.id, symbol.name); }

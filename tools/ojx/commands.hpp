@@ -19,5 +19,6 @@ int merge_command(arguments args);  // ojx merge PROFILE… -o OUT
 int run_command(arguments args);    // ojx run [options] -- java …
 int attach_command(arguments args); // ojx attach PID [options]
 int dump_command(arguments args);   // ojx dump PID [options]
+int replay_command(arguments args); // ojx replay TRACE [options] -o OUT
 
 } // namespace ojx::tool

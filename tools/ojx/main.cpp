@@ -21,6 +21,7 @@ commands:
                         start a JVM with the ojx agent and print its report at exit
   attach PID [OPTIONS]  start profiling a running JVM (dynamic attach)
   dump PID [OPTIONS]    write a running JVM's profile now (and with --stop, stop profiling)
+  replay TRACE -o OUT   analyse a recorded trace again (same profile, or other estimator settings)
 
 `ojx COMMAND --help` says more about each. Profiles are the JSON the agents write (docs/profile-format.md).
 )";
@@ -45,7 +46,8 @@ int main(int argc, char** argv) {
     if (command == "run") return run_command(rest);
     if (command == "attach") return attach_command(rest);
     if (command == "dump") return dump_command(rest);
-    std::fprintf(stderr, "ojx: unknown command '%.*s' (report, merge, run, attach, dump; ojx --help)\n",
+    if (command == "replay") return replay_command(rest);
+    std::fprintf(stderr, "ojx: unknown command '%.*s' (report, merge, run, attach, dump, replay; ojx --help)\n",
                  static_cast<int>(command.size()), command.data());
     return exit_usage;
 }

@@ -33,6 +33,14 @@ struct session_config {
     watch_trigger trigger = watch_trigger::loads_and_stores;
 };
 
+// What a profile says about an emulated run.
+template <class Policies>
+run_facts emulation_facts(const emulated_sampler& sampler, const emulated_watchpoints& watchpoints) {
+    return run_facts{"emulation (synthetic heap)", std::string(sampler.name()),
+                     "emulated debug registers, " + std::to_string(watchpoints.slot_count()) + " slots",
+                     std::string(Policies::pairing::name), std::string(Policies::replacement::name)};
+}
+
 template <class Policies = policies<>>
 class session {
 public:
@@ -45,11 +53,7 @@ public:
           prof(config.profiler, watchpoints, heap),
           machine(heap, sampler, watchpoints, prof) {}
 
-    run_facts facts() const {
-        return run_facts{"emulation (synthetic heap)", std::string(sampler.name()),
-                         "emulated debug registers, " + std::to_string(watchpoints.slot_count()) + " slots",
-                         std::string(Policies::pairing::name), std::string(Policies::replacement::name)};
-    }
+    run_facts facts() const { return emulation_facts<Policies>(sampler, watchpoints); }
 
     synthetic_heap heap;
     emulated_sampler sampler;

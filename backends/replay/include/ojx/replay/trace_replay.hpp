@@ -1,0 +1,242 @@
+// Feeding a recorded trace to a profiler: the replay backend's driver. It reads the trace with `trace_reader`,
+// rebuilds the calling context tree in the profiler's own tree (trace context ids are mapped to the tree's ids as
+// the nodes arrive, each after its parent), and delivers allocations, frees, moves, region moves, collections,
+// samples and traps in the recorded order, with the memory the recording profiler read for each (replay_memory)
+// and its recorded watchpoint calls checked against the profiler's (replay_watchpoints).
+//
+// What a trace of samples and traps can answer: the same analysis again, or with other estimator settings
+// (min comparisons, confidence), which change only how the evidence is judged. Not other sampler, pairing or
+// watchpoint policies, nor another seed: they change which pairs are watched, hence which traps would exist, and
+// the recorded traps then match nothing the profiler watches. That needs a trace of every access (a later piece).
+#pragma once
+
+#include "ojx/pairing_policy.hpp"
+#include "ojx/profiler.hpp"
+#include "ojx/replay/replay_memory.hpp"
+#include "ojx/replay/replay_watchpoints.hpp"
+#include "ojx/trace_format.hpp"
+#include "ojx/trace_reader.hpp"
+#include "ojx/trace_run.hpp"
+#include "ojx/watchpoint_pool.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace ojx::replay {
+
+template <replacement_policy Replacement = reservoir_replacement, pairing_policy Pairing = reservoir_pairing>
+struct policies {
+    using watchpoints = replay_watchpoints;
+    using memory = replay_memory;
+    using replacement = Replacement;
+    using pairing = Pairing;
+};
+
+// The run a trace describes, read in a first pass over the whole trace: so that a damaged trace is refused before
+// any analysis, and the profiler can be built with the recorded settings before the first event.
+struct run_reading {
+    std::optional<trace_run_description> run; // none: `error` says why
+    std::string error;                        // one line naming the trace
+};
+
+inline run_reading read_run_description(std::span<const std::byte> file, std::string_view name) {
+    run_reading result;
+    trace_run_description run;
+    trace_reader reader(file, name);
+    bool slots_given = false;
+    while (const auto event = reader.next()) {
+        if (const auto* attribute = std::get_if<run_attribute>(&*event)) {
+            if (const auto problem = apply_run_attribute(run, *attribute)) {
+                result.error = std::string(name) + ": " + *problem;
+                return result;
+            }
+            slots_given = slots_given || attribute->name == "watchpoint_slots";
+        }
+    }
+    if (reader.failed()) {
+        result.error = reader.error();
+    } else if (!slots_given) {
+        result.error = std::string(name) +
+                       ": the trace does not describe its run (no run attribute watchpoint_slots): it cannot be replayed";
+    } else {
+        result.run = run;
+    }
+    return result;
+}
+
+// How a replay went.
+struct replay_result {
+    std::string error;                    // the reader's one-line message; empty when the whole trace was read
+    bool complete = false;                // the trace had its end record
+    std::uint64_t events = 0;             // delivered to the profiler
+    std::uint64_t events_lost = 0;        // the recorder could not write them: the profile misses them
+    std::uint64_t watchpoint_differences = 0; // arms and disarms unlike the recording's (see replay_watchpoints)
+    std::uint64_t undefined_contexts = 0; // events naming a context node the trace does not define before them
+    std::unordered_map<trace_frame_id, std::string> frames; // the trace's symbols, for naming the report
+    std::unordered_map<type_id, std::string> types;
+
+    // Names from the trace's symbols; a frame or type without one is shown by its number. Refers to this result.
+    report_naming naming() const {
+        return report_naming{[this](std::uint64_t frame) {
+                                 const auto found = frames.find(frame);
+                                 return found != frames.end() ? found->second : "frame " + std::to_string(frame);
+                             },
+                             [this](type_id type) {
+                                 const auto found = types.find(type);
+                                 return found != types.end() ? found->second : "type " + std::to_string(type);
+                             }};
+    }
+};
+
+template <class Policies>
+class trace_replayer {
+    static_assert(std::is_same_v<typename Policies::watchpoints, replay_watchpoints> &&
+                      std::is_same_v<typename Policies::memory, replay_memory>,
+                  "a replayed profiler reads and watches through the replay backend");
+
+public:
+    trace_replayer(profiler<Policies>& profiler, replay_watchpoints& watchpoints, replay_memory& memory)
+        : profiler_(profiler), watchpoints_(watchpoints), memory_(memory) {}
+
+    // Replays the whole trace. `file` must outlive the call.
+    replay_result run(std::span<const std::byte> file, std::string_view name) {
+        trace_reader reader(file, name);
+        while (const auto event = reader.next()) std::visit([this](const auto& e) { deliver(e); }, *event);
+        result_.error = reader.failed() ? reader.error() : std::string();
+        result_.complete = reader.complete();
+        result_.watchpoint_differences = watchpoints_.differences();
+        result_.frames = reader.frames();
+        result_.types = reader.types();
+        return std::move(result_);
+    }
+
+private:
+    void deliver(const context_symbol& node) {
+        const context_id tree_id = node.parent == no_context
+                                       ? context_tree::root
+                                       : profiler_.contexts().child(mapped_parent(node.parent), node.frame);
+        to_tree_[node.id] = tree_id;
+    }
+    void deliver(const allocation_event& a) {
+        shadow_[a.where] = a.size;
+        consume([&] { profiler_.on_allocation(a.where, a.size, mapped(a.context), a.type); });
+    }
+    void deliver(const free_event& f) {
+        shadow_.erase(f.where);
+        consume([&] { profiler_.on_free(f.where); });
+    }
+    void deliver(const move_event& m) {
+        rekey(m.from, m.to);
+        consume([&] { profiler_.on_move(m.from, m.to); });
+    }
+    // Every object that begins in the region moves by the same distance: moved one by one in the order that never
+    // lands one on another not yet moved (lowest first when sliding down, highest first when sliding up).
+    void deliver(const region_move_event& r) {
+        std::vector<address> begins;
+        for (auto it = shadow_.lower_bound(r.from); it != shadow_.end() && it->first - r.from < r.length; ++it)
+            begins.push_back(it->first);
+        if (r.to > r.from) std::reverse(begins.begin(), begins.end());
+        consume([&] {
+            for (const address from : begins) {
+                const address to = from - r.from + r.to;
+                rekey(from, to);
+                profiler_.on_move(from, to);
+            }
+        });
+    }
+    void deliver(const gc_start_event&) {
+        consume([&] { profiler_.on_gc_start(); });
+    }
+    void deliver(const access_sample& sample) {
+        access_sample mapped_sample = sample;
+        mapped_sample.access_context = mapped(sample.access_context);
+        consume([&] { profiler_.on_sample(mapped_sample); });
+    }
+    void deliver(const watchpoint_trap& trap) {
+        watchpoint_trap mapped_trap = trap;
+        mapped_trap.access_context = mapped(trap.access_context);
+        consume([&] { profiler_.on_trap(mapped_trap); });
+    }
+    void deliver(const memory_contents_event& contents) { memory_.add(contents); }
+    void deliver(const watchpoint_arm_event& arm) { watchpoints_.recorded(arm); }
+    void deliver(const watchpoint_disarm_event& disarm) { watchpoints_.recorded(disarm); }
+    void deliver(const events_lost_event& lost) { result_.events_lost += lost.count; }
+    // Symbols the reader keeps (names are taken from it at the end), the run's description (read before the
+    // replay), and what the profiler has no use for.
+    void deliver(const type_symbol&) {}
+    void deliver(const frame_symbol&) {}
+    void deliver(const thread_symbol&) {}
+    void deliver(const run_attribute&) {}
+    void deliver(const gc_end_event&) {}
+
+    template <class Deliver>
+    void consume(Deliver deliver_to_profiler) {
+        watchpoints_.start_event();
+        deliver_to_profiler();
+        memory_.event_delivered();
+        ++result_.events;
+    }
+
+    context_id mapped_parent(context_id trace_id) {
+        const auto found = to_tree_.find(trace_id);
+        return found != to_tree_.end() ? found->second : no_context; // child() of no_context is no_context
+    }
+    context_id mapped(context_id trace_id) {
+        if (trace_id == no_context) return no_context;
+        const auto found = to_tree_.find(trace_id);
+        if (found != to_tree_.end() && found->second != no_context) return found->second;
+        ++result_.undefined_contexts;
+        return no_context;
+    }
+
+    void rekey(address from, address to) {
+        const auto found = shadow_.find(from);
+        if (found == shadow_.end()) return;
+        const std::uint64_t size = found->second;
+        shadow_.erase(found);
+        shadow_[to] = size;
+    }
+
+    profiler<Policies>& profiler_;
+    replay_watchpoints& watchpoints_;
+    replay_memory& memory_;
+    std::unordered_map<context_id, context_id> to_tree_;
+    // Where each allocated object begins (and its size): what a region move moves, which the trace does not list.
+    std::map<address, std::uint64_t> shadow_;
+    replay_result result_;
+};
+
+// Calls `use(std::type_identity<policies<R, P>>{})` with the replacement and pairing policies the recording named;
+// false when it names one this code does not have.
+template <class Use>
+bool with_recorded_policies(const run_facts& facts, Use&& use) {
+    const auto with_pairing = [&]<class Replacement>(std::type_identity<Replacement>) {
+        if (facts.pairing == reservoir_pairing::name) {
+            use(std::type_identity<policies<Replacement, reservoir_pairing>>{});
+        } else if (facts.pairing == recent_pairing::name) {
+            use(std::type_identity<policies<Replacement, recent_pairing>>{});
+        } else {
+            return false;
+        }
+        return true;
+    };
+    if (facts.replacement == reservoir_replacement::name) return with_pairing(std::type_identity<reservoir_replacement>{});
+    if (facts.replacement == oldest_first_replacement::name)
+        return with_pairing(std::type_identity<oldest_first_replacement>{});
+    if (facts.replacement == keep_armed_replacement::name)
+        return with_pairing(std::type_identity<keep_armed_replacement>{});
+    return false;
+}
+
+} // namespace ojx::replay

@@ -1,0 +1,153 @@
+// What a trace says about the run it recorded, beyond its events: how the profiler was configured, how many
+// watchpoint slots the backend had, and the run facts a profile prints (runtime, sampler, watchpoints, pairing,
+// replacement). A recorder writes these as `run_attribute` records at the start of the trace; a replay reads them
+// back to build the same profiler, so that the same events give the same profile. Shared by recorders (in the
+// backends) and the replay backend, hence in the core.
+#pragma once
+
+#include "ojx/profiler.hpp"
+#include "ojx/report.hpp"
+#include "ojx/trace_format.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace ojx {
+
+struct trace_run_description {
+    profiler_config profiler{};
+    std::size_t watchpoint_slots = 0;
+    run_facts facts;
+};
+
+namespace trace_run_detail {
+
+// Every profiler setting that changes what the profiler does with the events, by the name its attribute has.
+// A replay that met a "profiler." name it does not know could not reproduce the run, so it refuses the trace.
+template <class Visit>
+void for_each_setting(profiler_config& config, Visit&& visit) {
+    visit("profiler.min_object_size", config.min_object_size);
+    visit("profiler.remembered_objects", config.remembered_objects);
+    visit("profiler.probes_per_object", config.probes_per_object);
+    visit("profiler.probes_per_pair", config.probes_per_pair);
+    visit("profiler.compare_window", config.compare_window);
+    visit("profiler.probe_stores", config.probe_stores);
+    visit("profiler.max_contexts", config.max_contexts);
+    visit("profiler.context_tree_capacity", config.context_tree_capacity);
+    visit("profiler.object_map_capacity", config.object_map_capacity);
+    visit("profiler.access_contexts_per_context", config.access_contexts_per_context);
+    visit("profiler.seed", config.seed);
+    visit("profiler.estimator.min_comparisons", config.estimator.min_comparisons);
+    visit("profiler.estimator.confidence", config.estimator.confidence);
+}
+
+inline std::string to_text(bool value) { return value ? "true" : "false"; }
+inline std::string to_text(std::uint64_t value) { return std::to_string(value); }
+inline std::string to_text(double value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.17g", value); // round-trips exactly
+    return buffer;
+}
+
+inline bool from_text(std::string_view text, bool& out) {
+    if (text != "true" && text != "false") return false;
+    out = text == "true";
+    return true;
+}
+template <class Unsigned>
+bool from_text(std::string_view text, Unsigned& out) {
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return error == std::errc{} && end == text.data() + text.size();
+}
+inline bool from_text(std::string_view text, double& out) {
+    const std::string copy(text);
+    char* end = nullptr;
+    errno = 0;
+    out = std::strtod(copy.c_str(), &end);
+    return !copy.empty() && errno == 0 && end == copy.c_str() + copy.size();
+}
+
+inline constexpr std::string_view agent_prefix = "agent.";
+
+} // namespace trace_run_detail
+
+// The attributes a recorder writes for `run`, in a fixed order.
+inline std::vector<run_attribute> run_attributes(const trace_run_description& run) {
+    using namespace trace_run_detail;
+    std::vector<run_attribute> attributes{
+        {"runtime", run.facts.runtime},
+        {"sampler", run.facts.sampler},
+        {"watchpoints", run.facts.watchpoints},
+        {"pairing", run.facts.pairing},
+        {"replacement", run.facts.replacement},
+        {"watchpoint_slots", std::to_string(run.watchpoint_slots)},
+    };
+    profiler_config config = run.profiler;
+    for_each_setting(config, [&](std::string_view name, auto& value) {
+        using field = std::remove_reference_t<decltype(value)>;
+        if constexpr (std::is_same_v<field, bool> || std::is_same_v<field, double>)
+            attributes.push_back({std::string(name), to_text(value)});
+        else
+            attributes.push_back({std::string(name), to_text(static_cast<std::uint64_t>(value))});
+    });
+    for (const auto& [name, count] : run.facts.agent_counters)
+        attributes.push_back({std::string(agent_prefix) + name, std::to_string(count)});
+    return attributes;
+}
+
+// Applies one attribute to `run`. Returns why it cannot be used: a malformed value, or a profiler setting this
+// code does not know. Names outside "profiler." that it does not know describe the run without changing the
+// analysis, and are ignored.
+inline std::optional<std::string> apply_run_attribute(trace_run_description& run, const run_attribute& attribute) {
+    using namespace trace_run_detail;
+    const std::string_view name = attribute.name;
+    const std::string_view value = attribute.value;
+    const auto malformed = [&] {
+        return std::optional<std::string>("run attribute " + attribute.name + " has a malformed value '" +
+                                          attribute.value + "'");
+    };
+    if (name == "runtime") run.facts.runtime = attribute.value;
+    else if (name == "sampler") run.facts.sampler = attribute.value;
+    else if (name == "watchpoints") run.facts.watchpoints = attribute.value;
+    else if (name == "pairing") run.facts.pairing = attribute.value;
+    else if (name == "replacement") run.facts.replacement = attribute.value;
+    else if (name == "watchpoint_slots") {
+        if (!from_text(value, run.watchpoint_slots)) return malformed();
+    } else if (name.starts_with(agent_prefix)) {
+        std::uint64_t count = 0;
+        if (!from_text(value, count)) return malformed();
+        std::string counter(name.substr(agent_prefix.size()));
+        bool replaced = false;
+        for (auto& [known, known_count] : run.facts.agent_counters) {
+            if (known == counter) {
+                known_count = count;
+                replaced = true;
+            }
+        }
+        if (!replaced) run.facts.agent_counters.emplace_back(std::move(counter), count);
+    } else if (name.starts_with("profiler.")) {
+        bool known = false;
+        bool parsed = false;
+        for_each_setting(run.profiler, [&](std::string_view setting, auto& field) {
+            if (setting != name) return;
+            known = true;
+            parsed = from_text(value, field);
+        });
+        if (!known)
+            return "run attribute " + attribute.name +
+                   " is a profiler setting this replay does not know (the trace is from a newer ojx)";
+        if (!parsed) return malformed();
+    }
+    return std::nullopt;
+}
+
+} // namespace ojx

@@ -1,0 +1,200 @@
+// Record once, analyse again: emulated runs recorded as traces (emulation/trace_recorder.hpp) and replayed into a
+// fresh profiler (replay/replay_profile.hpp) must give the live run's JSON profile byte for byte; other estimator
+// settings must change only how the evidence is judged; a damaged trace must give the reader's error and no profile.
+#include "ojx/emulation/heap_shapes.hpp"
+#include "ojx/emulation/session.hpp"
+#include "ojx/emulation/trace_recorder.hpp"
+#include "ojx/replay/replay_profile.hpp"
+#include "ojx/report.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace ojx;
+using namespace ojx::emulation;
+
+struct scenario {
+    std::string label;
+    std::vector<context_shape> shapes;
+    std::uint32_t collect_every = 0;
+    watch_trigger trigger = watch_trigger::loads_and_stores;
+};
+
+std::vector<scenario> scenarios() {
+    const context_shape control{.name = "control", .object_size = 1024,
+                                .group_sizes = std::vector<std::uint32_t>(60, 1)};
+    return {
+        {"shuffled groups", {{.name = "groups", .object_size = 1024, .group_sizes = {40, 30, 20, 10}}, control}},
+        {"runs", {{.name = "runs", .object_size = 2048, .repeat_probability = 0.9, .objects = 150}, control}},
+        {"partial replicas", {{.name = "sparse", .object_size = 2048, .group_sizes = {120}, .differing_words = 4,
+                               .zero_fraction = 0.9}, control}},
+        {"moving collections", {{.name = "moved", .object_size = 1024, .group_sizes = {60, 60},
+                                 .order = ordering::runs}, control}, 40},
+        {"compared at the sample", {{.name = "at sample", .object_size = 1024, .group_sizes = {80, 20}}, control}, 0,
+         watch_trigger::at_sample},
+    };
+}
+
+session_config config_for(const scenario& s, std::uint64_t seed) {
+    session_config config;
+    config.profiler.seed = seed;
+    config.profiler.context_tree_capacity = 1024;
+    config.sampler = {.period = 61, .randomized = true, .seed = seed * 31 + 7};
+    config.heap_bytes = std::size_t{4} << 20;
+    config.trigger = s.trigger;
+    return config;
+}
+
+report_naming naming_for(const std::vector<context_shape>& shapes) {
+    return {[&shapes](std::uint64_t frame) { return synthetic_frame_name(frame, shapes); },
+            [&shapes](type_id type) { return type < shapes.size() ? shapes[type].type : std::string("?"); }};
+}
+
+template <class Session>
+std::string profile_json(Session& s, const report_naming& naming) {
+    std::ostringstream out;
+    write_json(out, s.prof.report(), s.prof.contexts(), naming, s.facts());
+    return out.str();
+}
+
+struct recorded_run {
+    std::string live_json;
+    std::vector<std::byte> trace;
+    std::uint64_t events = 0; // consumed by the profiler
+};
+
+template <class Pairing = reservoir_pairing>
+recorded_run record(const scenario& s, std::uint64_t seed) {
+    const auto naming = naming_for(s.shapes);
+    recording_session<recording_policies<reservoir_replacement, Pairing>> r(config_for(s, seed), naming);
+    run_workload(r.machine, r.prof.contexts(), s.shapes,
+                 {.seed = seed, .collect_every = s.collect_every});
+    recorded_run run;
+    run.live_json = profile_json(r, naming);
+    const auto bytes = r.trace.finish();
+    run.trace.assign(bytes.begin(), bytes.end());
+    run.events = r.recorder.events();
+    REQUIRE(r.trace.writer().events_dropped() == 0);
+    return run;
+}
+
+// The same run without recording: recording must not change what the profiler does.
+template <class Pairing = reservoir_pairing>
+std::string unrecorded_json(const scenario& s, std::uint64_t seed) {
+    const auto naming = naming_for(s.shapes);
+    session<policies<reservoir_replacement, Pairing>> plain(config_for(s, seed));
+    run_workload(plain.machine, plain.prof.contexts(), s.shapes, {.seed = seed, .collect_every = s.collect_every});
+    return profile_json(plain, naming);
+}
+
+} // namespace
+
+TEST_CASE("a replayed trace gives the live run's profile byte for byte", "[replay]") {
+    std::size_t replayed = 0;
+    std::uint64_t trace_bytes = 0;
+    std::uint64_t events = 0;
+    for (const scenario& s : scenarios()) {
+        for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+            INFO(s.label << ", seed " << seed);
+            const recorded_run run = record(s, seed);
+            REQUIRE(run.live_json == unrecorded_json(s, seed));
+            const auto replay = replay::replay_profile(run.trace, "run.ojxt");
+            REQUIRE(replay.error.empty());
+            REQUIRE(replay.replay.complete);
+            REQUIRE(replay.replay.events == run.events);
+            REQUIRE(replay.replay.watchpoint_differences == 0);
+            REQUIRE(replay.replay.undefined_contexts == 0);
+            REQUIRE(replay.report.stats.comparisons > 0);
+            REQUIRE(replay.json == run.live_json);
+            ++replayed;
+            trace_bytes += run.trace.size();
+            events += run.events;
+        }
+    }
+    std::printf("replay: %zu recorded runs (%zu shapes x 6 seeds) replayed to identical profiles; the traces hold "
+                "%.2f bytes per profiler event (allocation, free, move, collection, sample, trap), file framing, "
+                "symbols, memory read and watchpoint calls included\n",
+                replayed, scenarios().size(), static_cast<double>(trace_bytes) / static_cast<double>(events));
+}
+
+TEST_CASE("recent pairing is replayed with recent pairing", "[replay]") {
+    const scenario s = scenarios()[1];
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+        const recorded_run run = record<recent_pairing>(s, seed);
+        REQUIRE(run.live_json == unrecorded_json<recent_pairing>(s, seed));
+        const auto replay = replay::replay_profile(run.trace, "run.ojxt");
+        REQUIRE(replay.error.empty());
+        REQUIRE(replay.run.facts.pairing == "recent");
+        REQUIRE(replay.json == run.live_json);
+    }
+}
+
+TEST_CASE("other estimator settings change the judgement, not the evidence", "[replay]") {
+    const scenario s = scenarios()[0];
+    const recorded_run run = record(s, 3);
+    const auto as_recorded = replay::replay_profile(run.trace, "run.ojxt");
+    const auto strict = replay::replay_profile(run.trace, "run.ojxt", {.min_comparisons = 1'000'000, .confidence = 0.99});
+    REQUIRE(as_recorded.error.empty());
+    REQUIRE(strict.error.empty());
+    REQUIRE(strict.report.estimator.min_comparisons == 1'000'000);
+    REQUIRE(strict.report.estimator.confidence == 0.99);
+    REQUIRE(strict.replay.watchpoint_differences == 0);
+    REQUIRE(strict.json != as_recorded.json);
+    // Counters and evidence are the same; no context has enough comparisons to be reported any more.
+    REQUIRE(std::memcmp(&strict.report.stats, &as_recorded.report.stats, sizeof(profiler_stats)) == 0);
+    REQUIRE(strict.report.contexts.size() == as_recorded.report.contexts.size());
+    std::size_t reported_before = 0;
+    for (const context_report& before : as_recorded.report.contexts) {
+        const auto after = std::find_if(strict.report.contexts.begin(), strict.report.contexts.end(),
+                                        [&](const context_report& c) { return c.context == before.context; });
+        REQUIRE(after != strict.report.contexts.end());
+        REQUIRE(after->objects == before.objects);
+        REQUIRE(after->evidence.equal == before.evidence.equal);
+        REQUIRE(after->evidence.different == before.evidence.different);
+        REQUIRE(after->evidence.weighted_equal == before.evidence.weighted_equal);
+        REQUIRE(after->evidence.sum_total_squared == before.evidence.sum_total_squared);
+        REQUIRE_FALSE(after->estimate.reported);
+        reported_before += before.estimate.reported ? 1 : 0;
+    }
+    REQUIRE(reported_before > 0);
+}
+
+TEST_CASE("a damaged trace gives the reader's error and no profile", "[replay]") {
+    const recorded_run run = record(scenarios()[0], 1);
+    REQUIRE(run.trace.size() > 1000);
+
+    const auto cut = std::span(run.trace).first(run.trace.size() / 2);
+    const auto truncated = replay::replay_profile(cut, "cut.ojxt");
+    INFO(truncated.error);
+    REQUIRE(truncated.error.starts_with("cut.ojxt: truncated: block "));
+    REQUIRE(truncated.json.empty());
+
+    std::vector<std::byte> flipped = run.trace;
+    flipped[flipped.size() / 3] ^= std::byte{0x10};
+    const auto corrupt = replay::replay_profile(flipped, "flipped.ojxt");
+    INFO(corrupt.error);
+    REQUIRE(corrupt.error.starts_with("flipped.ojxt: "));
+    REQUIRE(corrupt.json.empty());
+
+    const std::string text = "{\"ojx_profile_version\": 1}";
+    const auto foreign = replay::replay_profile(std::as_bytes(std::span(text.data(), text.size())), "profile.json");
+    REQUIRE(foreign.error == "profile.json: not an ojx trace (bad magic)");
+}
+
+TEST_CASE("a trace without its run's description is refused", "[replay]") {
+    in_memory_trace trace;
+    trace.writer().append(allocation_event{.where = 4096, .size = 2048, .context = 1, .type = 0});
+    const auto bytes = trace.finish();
+    const auto result = replay::replay_profile(bytes, "bare.ojxt");
+    REQUIRE(result.error ==
+            "bare.ojxt: the trace does not describe its run (no run attribute watchpoint_slots): it cannot be replayed");
+}
