@@ -72,7 +72,12 @@ void write_text_report(std::ostream& out, const std::vector<std::string>& source
         << run.estimator.min_comparisons << " comparisons), " << totals.replicated << " replicated (omega >= "
         << percent(replicated_omega) << ")\n\n";
     if (sites.empty()) {
-        if (totals.estimated == 0)
+        const std::string watchpoints = joined(run.watchpoints);
+        if (totals.estimated == 0 && watchpoints.starts_with("none"))
+            out << "This run had no watchpoints (" << watchpoints
+                << "), so no object contents were compared. It still shows where objects are allocated and used "
+                   "(ojx report --html).\n";
+        else if (totals.estimated == 0)
             out << "No allocation site has enough comparisons for an estimate yet (the most any site has is "
                 << totals.most_comparisons_unestimated << "; " << run.estimator.min_comparisons
                 << " are needed). Profile longer, or sample more densely (rate=, interval=).\n";
