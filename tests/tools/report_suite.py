@@ -172,6 +172,22 @@ class Suite:
         print(f"  merge: {len(docs[0]['contexts'])} + {len(docs[1]['contexts'])} contexts -> "
               f"{len(docs[2]['contexts'])} sites, same bytes in either order, counters and objects add up")
 
+    def sampling_only(self, profile):
+        """A run without watchpoints has no estimates: the report says why instead of asking for a longer run."""
+        with open(profile, encoding="utf-8") as handle:
+            doc = json.load(handle)
+        doc["run"]["watchpoints"] = "none: hardware breakpoints open but never fire; sampling only"
+        for context in doc["contexts"]:
+            context["reported"] = False
+        path = os.path.join(self.workdir, "sampling-only.json")
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(doc, out)
+        result = self.ojx_run("report", path)
+        if result.returncode != 0 or "had no watchpoints (none: hardware breakpoints open" not in result.stdout:
+            self.fail(f"report of a sampling-only profile: exit {result.returncode}: {result.stdout[-400:]}")
+        else:
+            print("  sampling only: the report says the run had no watchpoints, and why")
+
     def bad_input(self, good_profile):
         with open(good_profile, encoding="utf-8") as handle:
             text = handle.read()
@@ -232,6 +248,7 @@ def main():
         if first:
             suite.outputs(emulation, first["allocation"]["frames"][0], "emulation")
         suite.bad_input(emulation)
+        suite.sampling_only(emulation)
 
     print("--- profiles this suite's Java and native runs wrote on a Firecracker VM (testdata/README.md)")
     for stem in ("java-replicas", "native-replicas"):
