@@ -2,6 +2,7 @@
 
 #include "ojx/report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace ojx::tool {
@@ -43,15 +44,23 @@ void write_site(std::ostream& out, std::size_t rank, const context_profile& c, c
         write_frame_line(out, "        from ", c.frames[f], "", options);
     if (c.frames.size() > options.frames && options.frames > 0)
         out << "        (" << c.frames.size() - options.frames << " more frames)\n";
+    // The table names only where the objects were used (an access context's leaf), so contexts that differ
+    // further out are shown as one line with their samples summed.
+    std::vector<std::pair<std::string, std::uint64_t>> uses;
     std::uint64_t sampled = 0;
-    for (const access_context& a : c.accesses) sampled += a.samples;
-    for (std::size_t a = 0; a < c.accesses.size() && a < options.accesses; ++a) {
-        const access_context& used = c.accesses[a];
+    for (const access_context& a : c.accesses) {
+        sampled += a.samples;
+        const std::string leaf = a.frames.empty() ? std::string("?") : a.frames.front();
+        const auto same = std::find_if(uses.begin(), uses.end(), [&](const auto& u) { return u.first == leaf; });
+        if (same != uses.end()) same->second += a.samples;
+        else uses.emplace_back(leaf, a.samples);
+    }
+    std::stable_sort(uses.begin(), uses.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (std::size_t u = 0; u < uses.size() && u < options.accesses; ++u) {
         char share[64];
-        std::snprintf(share, sizeof share, "  (%llu samples, %s)", static_cast<unsigned long long>(used.samples),
-                      percent(sampled ? static_cast<double>(used.samples) / static_cast<double>(sampled) : 0).c_str());
-        write_frame_line(out, "        used at ", used.frames.empty() ? std::string("?") : used.frames.front(), share,
-                         options);
+        std::snprintf(share, sizeof share, "  (%llu samples, %s)", static_cast<unsigned long long>(uses[u].second),
+                      percent(sampled ? static_cast<double>(uses[u].second) / static_cast<double>(sampled) : 0).c_str());
+        write_frame_line(out, "        used at ", uses[u].first, share, options);
     }
     out << '\n';
 }
