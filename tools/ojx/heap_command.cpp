@@ -115,8 +115,9 @@ std::string checks_line(const replay::heap_layout& layout, const replay::heap_ce
 
 void print_census(const std::string& trace, const replay::heap_point& point, const replay::heap_reconstruction& heap,
                   const replay::heap_census& census, std::uint64_t top) {
-    std::printf("heap of %s %s (%s events applied, %s collections so far)\n", trace.c_str(), describe(point).c_str(),
-                grouped(heap.events).c_str(), grouped(heap.layout.totals().gcs).c_str());
+    const std::uint64_t gcs = heap.layout.totals().gcs;
+    std::printf("heap of %s %s (%s events applied, %s collection%s before)\n", trace.c_str(), describe(point).c_str(),
+                grouped(heap.events).c_str(), grouped(gcs).c_str(), gcs == 1 ? "" : "s");
     std::printf("%12s %10s  %s\n", "bytes", "objects", "type at allocation context (leaf first)");
     std::uint64_t shown = 0;
     for (const replay::census_entry& entry : census.entries) {

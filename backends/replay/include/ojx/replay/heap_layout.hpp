@@ -229,7 +229,7 @@ struct heap_point {
     std::uint64_t number = 0;
 };
 
-// The layout at a point of a trace, with the trace's symbols as read up to there.
+// The layout at a point of a trace, with the trace's symbols as defined there.
 struct heap_reconstruction {
     std::string error;         // one line naming the trace: unreadable, or the point is not in it; empty when fine
     heap_layout layout;
@@ -239,40 +239,47 @@ struct heap_reconstruction {
     std::unordered_map<context_id, trace_reader::context_node> contexts;
 };
 
-// Reads `file` up to `point` and checks the totals there. `file` must outlive the call.
+// Rebuilds the heap at `point` and checks the totals there. The rest of the trace is read as well, unapplied: a
+// damaged trace is refused whatever the point (as a replay refuses it before any analysis). `file` must outlive
+// the call.
 inline heap_reconstruction reconstruct_heap(std::span<const std::byte> file, std::string_view name,
                                             heap_point point) {
     heap_reconstruction result;
     trace_reader reader(file, name);
     bool reached = false;
+    std::uint64_t gcs = 0;
     while (const auto event = reader.next()) {
-        if (const auto* gc = std::get_if<gc_start_event>(&*event);
-            gc && point.at == heap_point::kind::gc_start && gc->gc == point.number) {
+        const bool gc_start = std::holds_alternative<gc_start_event>(*event);
+        gcs += gc_start ? 1 : 0;
+        if (reached) continue;
+        if (gc_start && point.at == heap_point::kind::gc_start &&
+            std::get<gc_start_event>(*event).gc == point.number) {
             reached = true;
-            break;
+            result.frames = reader.frames();
+            result.types = reader.types();
+            result.contexts = reader.contexts();
+            continue;
         }
         result.layout.apply(*event, reader.events_read());
         result.events = reader.events_read();
         if (point.at == heap_point::kind::after_event && result.events == point.number) {
             reached = true;
-            break;
+            result.frames = reader.frames();
+            result.types = reader.types();
+            result.contexts = reader.contexts();
         }
     }
     const std::string prefix = std::string(name) + ": ";
     if (reader.failed()) {
         result.error = reader.error();
     } else if (!reached && point.at == heap_point::kind::gc_start) {
-        const std::uint64_t gcs = result.layout.totals().gcs;
         result.error = prefix + "there is no GC " + std::to_string(point.number) + " (the trace has " +
                        std::to_string(gcs) + (gcs == 1 ? " collection)" : " collections)");
     } else if (!reached) {
         result.error = prefix + "there is no event " + std::to_string(point.number) + " (the trace has " +
-                       std::to_string(result.events) + " events)";
+                       std::to_string(reader.events_read()) + " events)";
     }
     result.layout.check_totals();
-    result.frames = reader.frames();
-    result.types = reader.types();
-    result.contexts = reader.contexts();
     return result;
 }
 
