@@ -132,8 +132,9 @@ void print_census(const std::string& trace, const replay::heap_point& point, con
             objects += census.entries[i].objects;
             bytes += census.entries[i].bytes;
         }
-        std::printf("%12s %10s  (%s more contexts)\n", report_detail::bytes(static_cast<double>(bytes)).c_str(),
-                    grouped(objects).c_str(), grouped(census.entries.size() - shown).c_str());
+        const std::uint64_t rest = census.entries.size() - shown;
+        std::printf("%12s %10s  (%s more context%s)\n", report_detail::bytes(static_cast<double>(bytes)).c_str(),
+                    grouped(objects).c_str(), grouped(rest).c_str(), rest == 1 ? "" : "s");
     }
     if (census.objects != 0)
         std::printf("address range: [%s, %s), %s\n", hex(census.lowest).c_str(), hex(census.highest_end).c_str(),
