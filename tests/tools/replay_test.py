@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """End to end: record the emulation demo, replay the trace with `ojx replay`, and require the same profile byte for
-byte; then bad traces (missing, truncated, one flipped byte, a JSON profile): exit 2, one line on standard error
+byte; rebuild its heap at the first collection with `ojx heap` (a census that adds up; a bad --at is refused); then
+bad traces (missing, truncated, one flipped byte, a JSON profile), to `ojx replay` and `ojx heap`: exit 2, one line on standard error
 naming the file, and no output file left behind.
 
 usage: replay_test.py OJX SYNTHETIC_DEMO WORK_DIR
 """
+import json
 import os
 import shutil
 import subprocess
@@ -31,6 +33,21 @@ def main():
         assert a.read() == b.read(), "the replayed profile differs from the live run's"
     print(f"replayed {trace} ({os.path.getsize(trace)} bytes) to the live profile byte for byte")
 
+    heap_json = os.path.join(work, "heap.json")
+    heap = run(ojx, "heap", trace, "--at", "gc:1", "--json", heap_json)
+    assert heap.returncode == 0, heap.stderr
+    census = [line for line in heap.stdout.splitlines() if "live objects" in line]
+    assert census and "sizes add up" in census[0], heap.stdout
+    with open(heap_json) as f:
+        assert json.load(f)["at"] == {"gc": 1}
+    print(f"ojx heap --at gc:1: {census[0]}")
+    for bad_at in ("gc:", "gc:999999", "event:0", "soon"):
+        result = run(ojx, "heap", trace, "--at", bad_at)
+        lines = result.stderr.splitlines()
+        assert result.returncode == 2, f"--at {bad_at}: exit {result.returncode}: {result.stderr}"
+        assert len(lines) == 1 and ("--at" in lines[0] or trace in lines[0]), f"--at {bad_at}: {result.stderr!r}"
+        print(f"--at {bad_at}: {lines[0]}")
+
     with open(trace, "rb") as f:
         data = f.read()
     bad = {
@@ -53,6 +70,10 @@ def main():
         leftovers = [f for f in os.listdir(work) if f.startswith(name + ".replayed.json")]
         assert not leftovers, f"{name}: temporary files left behind: {leftovers}"
         print(f"{name}: {lines[0]}")
+        heap = run(ojx, "heap", path, "--at", "gc:1")
+        heap_lines = heap.stderr.splitlines()
+        assert heap.returncode == 2, f"{name}: ojx heap exit {heap.returncode}: {heap.stderr}"
+        assert len(heap_lines) == 1 and path in heap_lines[0], f"{name}: ojx heap: {heap.stderr!r}"
     return 0
 
 

@@ -20,5 +20,6 @@ int run_command(arguments args);    // ojx run [options] -- java …
 int attach_command(arguments args); // ojx attach PID [options]
 int dump_command(arguments args);   // ojx dump PID [options]
 int replay_command(arguments args); // ojx replay TRACE [options] -o OUT
+int heap_command(arguments args);   // ojx heap TRACE --at gc:N|event:K
 
 } // namespace ojx::tool

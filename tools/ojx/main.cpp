@@ -22,6 +22,9 @@ commands:
   attach PID [OPTIONS]  start profiling a running JVM (dynamic attach)
   dump PID [OPTIONS]    write a running JVM's profile now (and with --stop, stop profiling)
   replay TRACE -o OUT   analyse a recorded trace again (same profile, or other estimator settings)
+  heap TRACE --at gc:N|event:K
+                        a recorded trace's heap at that point: live objects by context and type, with
+                        consistency checks
 
 `ojx COMMAND --help` says more about each. Profiles are the JSON the agents write (docs/profile-format.md).
 )";
@@ -47,7 +50,8 @@ int main(int argc, char** argv) {
     if (command == "attach") return attach_command(rest);
     if (command == "dump") return dump_command(rest);
     if (command == "replay") return replay_command(rest);
-    std::fprintf(stderr, "ojx: unknown command '%.*s' (report, merge, run, attach, dump, replay; ojx --help)\n",
+    if (command == "heap") return heap_command(rest);
+    std::fprintf(stderr, "ojx: unknown command '%.*s' (report, merge, run, attach, dump, replay, heap; ojx --help)\n",
                  static_cast<int>(command.size()), command.data());
     return exit_usage;
 }

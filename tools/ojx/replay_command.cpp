@@ -3,14 +3,11 @@
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
+#include "whole_file.hpp"
 
 #include "ojx/replay/replay_profile.hpp"
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,23 +40,6 @@ foreign trace (one line naming the file and the problem).
 
 example: ojx replay run.ojxt --min-comparisons 50 -o strict.json && ojx report strict.json
 )";
-
-// The whole file, or the reason it cannot be read.
-std::optional<std::vector<std::byte>> read_whole_file(const std::string& path, std::string& error) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        error = path + ": cannot open (" + std::strerror(errno) + ")";
-        return std::nullopt;
-    }
-    std::vector<char> text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) {
-        error = path + ": cannot read (" + std::strerror(errno) + ")";
-        return std::nullopt;
-    }
-    std::vector<std::byte> bytes(text.size());
-    if (!text.empty()) std::memcpy(bytes.data(), text.data(), text.size());
-    return bytes;
-}
 
 } // namespace
 

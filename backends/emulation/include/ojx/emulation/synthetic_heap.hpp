@@ -30,6 +30,8 @@ public:
     std::size_t capacity() const noexcept { return bytes_.size(); }
     std::size_t used() const noexcept { return top_; }
     std::size_t live_objects() const noexcept { return live_.size(); }
+    // The live objects, begin → size: the ground truth a heap rebuilt from a trace is checked against.
+    const std::map<address, std::uint64_t>& live() const noexcept { return live_; }
 
     // Bump allocation, zero-filled, 16-byte aligned. None when the heap is full (collect, then retry).
     std::optional<address> allocate(std::uint64_t size) {

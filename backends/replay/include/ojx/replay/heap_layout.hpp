@@ -1,0 +1,345 @@
+// The heap as a trace describes it at one point: which objects were live, where, how big, allocated at which
+// context with which type. `heap_layout` applies a trace's allocations, frees, moves and region moves in order and
+// checks them as it goes (an allocation over live objects, a free or move of an object that is not live, a move
+// onto a live object, a region move that cuts an object, totals that do not add up); `reconstruct_heap` reads a
+// trace up to the start of a given collection or after a given event; `census_of` groups the live objects by
+// allocation context and type. Used by `ojx heap` and to check that recorders write consistent traces.
+//
+// Overlap follows the profiler (profiler.hpp: objects_evicted_by_overlap): a new or moved object that overlaps
+// live ones evicts them, since the runtime can only have reused their memory. It is reported, not fatal.
+#pragma once
+
+#include "ojx/trace_format.hpp"
+#include "ojx/trace_reader.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+namespace ojx::replay {
+
+// What is known of one live object.
+struct live_object {
+    std::uint64_t size = 0;
+    context_id context = no_context;
+    type_id type = no_type;
+    trace_thread_id thread = 0;
+    std::uint64_t allocated_at = 0; // the allocation's event number
+};
+
+// Kinds of inconsistency a trace can show. The order is the order reports list them in.
+enum class heap_problem : std::uint8_t {
+    overlapping_allocation, // an allocation overlaps live objects (they are evicted)
+    free_of_unknown,        // a free names no live object's first byte
+    move_of_unknown,        // a move names no live object's first byte: a dead or never-seen object
+    move_onto_live,         // a moved object lands on live objects (they are evicted)
+    region_misfit,          // a region move cuts an object: it starts in the region and ends past it, or the reverse
+    totals_mismatch,        // live objects and bytes differ from allocated - freed - evicted
+};
+inline constexpr std::size_t heap_problem_kinds = 6;
+
+inline const char* heap_problem_name(heap_problem problem) {
+    switch (problem) {
+    case heap_problem::overlapping_allocation: return "overlapping allocation";
+    case heap_problem::free_of_unknown: return "free of an unknown address";
+    case heap_problem::move_of_unknown: return "move of a dead object";
+    case heap_problem::move_onto_live: return "move onto a live object";
+    case heap_problem::region_misfit: return "region move cutting an object";
+    case heap_problem::totals_mismatch: return "totals do not add up";
+    }
+    return "?";
+}
+
+struct heap_finding {
+    heap_problem problem = heap_problem::overlapping_allocation;
+    std::uint64_t event = 0; // the event number it was found at
+    std::string detail;      // one line, addresses in hex
+};
+
+// Everything counted since the start of the trace: what the totals check adds up.
+struct heap_totals {
+    std::uint64_t allocated_objects = 0;
+    std::uint64_t allocated_bytes = 0;
+    std::uint64_t freed_objects = 0;
+    std::uint64_t freed_bytes = 0;
+    std::uint64_t evicted_objects = 0; // by an overlapping allocation or move
+    std::uint64_t evicted_bytes = 0;
+    std::uint64_t moves = 0; // objects moved, one by one or in a region
+    std::uint64_t gcs = 0;   // GC start events
+};
+
+class heap_layout {
+public:
+    static constexpr std::size_t findings_kept = 10; // the first ones, with their event numbers
+
+    // Applies one event, numbered `event` (the reader's count, from 1). Events that do not change the heap are
+    // ignored here.
+    void apply(const trace_event& e, std::uint64_t event) {
+        event_ = event;
+        if (const auto* a = std::get_if<allocation_event>(&e)) allocate(*a);
+        else if (const auto* f = std::get_if<free_event>(&e)) release(f->where);
+        else if (const auto* m = std::get_if<move_event>(&e)) move(m->from, m->to);
+        else if (const auto* r = std::get_if<region_move_event>(&e)) move_region(*r);
+        else if (std::holds_alternative<gc_start_event>(e)) ++totals_.gcs;
+    }
+
+    // Compares the live objects with the counters; a difference is a finding. Call once, where the census is taken.
+    void check_totals() {
+        std::uint64_t bytes = 0;
+        for (const auto& [where, object] : live_) bytes += object.size;
+        const std::uint64_t expected_objects =
+            totals_.allocated_objects - totals_.freed_objects - totals_.evicted_objects;
+        const std::uint64_t expected_bytes = totals_.allocated_bytes - totals_.freed_bytes - totals_.evicted_bytes;
+        if (live_.size() != expected_objects || bytes != expected_bytes)
+            note(heap_problem::totals_mismatch, std::to_string(live_.size()) + " live objects of " +
+                                                    std::to_string(bytes) + " bytes, but allocated - freed - evicted = " +
+                                                    std::to_string(expected_objects) + " objects of " +
+                                                    std::to_string(expected_bytes) + " bytes");
+    }
+
+    const std::map<address, live_object>& live() const noexcept { return live_; }
+    const heap_totals& totals() const noexcept { return totals_; }
+    std::uint64_t count(heap_problem problem) const noexcept { return counts_[static_cast<std::size_t>(problem)]; }
+    std::uint64_t problems() const noexcept {
+        std::uint64_t all = 0;
+        for (const std::uint64_t n : counts_) all += n;
+        return all;
+    }
+    const std::vector<heap_finding>& findings() const noexcept { return findings_; }
+
+private:
+    void allocate(const allocation_event& a) {
+        ++totals_.allocated_objects;
+        totals_.allocated_bytes += a.size;
+        const std::size_t evicted = evict_overlapping(a.where, a.size);
+        if (evicted != 0)
+            note(heap_problem::overlapping_allocation, "allocation of " + std::to_string(a.size) + " bytes at " +
+                                                           hex(a.where) + " overlaps " + std::to_string(evicted) +
+                                                           " live object(s), evicted");
+        live_[a.where] = live_object{a.size, a.context, a.type, a.thread, event_};
+    }
+
+    void release(address where) {
+        const auto found = live_.find(where);
+        if (found == live_.end()) {
+            note(heap_problem::free_of_unknown, "free of " + hex(where) + ", where no live object starts");
+            return;
+        }
+        ++totals_.freed_objects;
+        totals_.freed_bytes += found->second.size;
+        live_.erase(found);
+    }
+
+    void move(address from, address to) {
+        const auto found = live_.find(from);
+        if (found == live_.end()) {
+            note(heap_problem::move_of_unknown, "move of " + hex(from) + " to " + hex(to) +
+                                                    ": no live object starts there");
+            return;
+        }
+        const live_object object = found->second;
+        live_.erase(found);
+        place_moved(from, to, object);
+    }
+
+    // Every object that starts in [from, from + length) moves by to - from; each must also end in it, and no object
+    // may start before the region and reach into it.
+    void move_region(const region_move_event& r) {
+        const address end = r.from + r.length;
+        auto first = live_.lower_bound(r.from);
+        if (first != live_.begin()) {
+            const auto before = std::prev(first);
+            if (before->first + before->second.size > r.from)
+                note(heap_problem::region_misfit, "region move of [" + hex(r.from) + ", " + hex(end) +
+                                                      ") cuts the object at " + hex(before->first) +
+                                                      ", which starts before it; the object stays");
+        }
+        std::vector<std::pair<address, live_object>> moving;
+        for (auto it = first; it != live_.end() && it->first < end;) {
+            if (it->first + it->second.size > end)
+                note(heap_problem::region_misfit, "region move of [" + hex(r.from) + ", " + hex(end) +
+                                                      ") cuts the object at " + hex(it->first) + " (" +
+                                                      std::to_string(it->second.size) + " bytes), which ends past it");
+            moving.emplace_back(*it);
+            it = live_.erase(it);
+        }
+        // Taken out first, put back after: the region's objects may land where others of the region were.
+        for (const auto& [from, object] : moving) place_moved(from, from - r.from + r.to, object);
+    }
+
+    void place_moved(address from, address to, const live_object& object) {
+        ++totals_.moves;
+        const std::size_t evicted = evict_overlapping(to, object.size);
+        if (evicted != 0)
+            note(heap_problem::move_onto_live, "move of " + hex(from) + " (" + std::to_string(object.size) +
+                                                   " bytes) to " + hex(to) + " lands on " + std::to_string(evicted) +
+                                                   " live object(s), evicted");
+        live_[to] = object;
+    }
+
+    // Removes the live objects overlapping [begin, begin + size) (a zero-size object overlaps what starts at its
+    // address) and counts them as evicted.
+    std::size_t evict_overlapping(address begin, std::uint64_t size) {
+        const address end = begin + std::max<std::uint64_t>(size, 1);
+        auto it = live_.lower_bound(begin);
+        if (it != live_.begin() && std::prev(it)->first + std::prev(it)->second.size > begin) --it;
+        std::size_t evicted = 0;
+        while (it != live_.end() && it->first < end) {
+            ++evicted;
+            ++totals_.evicted_objects;
+            totals_.evicted_bytes += it->second.size;
+            it = live_.erase(it);
+        }
+        return evicted;
+    }
+
+    void note(heap_problem problem, std::string detail) {
+        ++counts_[static_cast<std::size_t>(problem)];
+        if (findings_.size() < findings_kept) findings_.push_back({problem, event_, std::move(detail)});
+    }
+
+    static std::string hex(address value) {
+        char buffer[24];
+        std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
+        return buffer;
+    }
+
+    std::map<address, live_object> live_;
+    heap_totals totals_;
+    std::array<std::uint64_t, heap_problem_kinds> counts_{};
+    std::vector<heap_finding> findings_;
+    std::uint64_t event_ = 0;
+};
+
+// Where to stop reading: at the start of a collection (the heap as the collector found it), or after an event.
+struct heap_point {
+    enum class kind : std::uint8_t { gc_start, after_event };
+    kind at = kind::after_event;
+    std::uint64_t number = 0;
+};
+
+// The layout at a point of a trace, with the trace's symbols as defined there.
+struct heap_reconstruction {
+    std::string error;         // one line naming the trace: unreadable, or the point is not in it; empty when fine
+    heap_layout layout;
+    std::uint64_t events = 0;  // events applied (the point's event number)
+    std::unordered_map<trace_frame_id, std::string> frames;
+    std::unordered_map<type_id, std::string> types;
+    std::unordered_map<context_id, trace_reader::context_node> contexts;
+};
+
+// Rebuilds the heap at `point` and checks the totals there. The rest of the trace is read as well, unapplied: a
+// damaged trace is refused whatever the point (as a replay refuses it before any analysis). `file` must outlive
+// the call.
+inline heap_reconstruction reconstruct_heap(std::span<const std::byte> file, std::string_view name,
+                                            heap_point point) {
+    heap_reconstruction result;
+    trace_reader reader(file, name);
+    bool reached = false;
+    std::uint64_t gcs = 0;
+    while (const auto event = reader.next()) {
+        const bool gc_start = std::holds_alternative<gc_start_event>(*event);
+        gcs += gc_start ? 1 : 0;
+        if (reached) continue;
+        if (gc_start && point.at == heap_point::kind::gc_start &&
+            std::get<gc_start_event>(*event).gc == point.number) {
+            reached = true;
+            result.frames = reader.frames();
+            result.types = reader.types();
+            result.contexts = reader.contexts();
+            continue;
+        }
+        result.layout.apply(*event, reader.events_read());
+        result.events = reader.events_read();
+        if (point.at == heap_point::kind::after_event && result.events == point.number) {
+            reached = true;
+            result.frames = reader.frames();
+            result.types = reader.types();
+            result.contexts = reader.contexts();
+        }
+    }
+    const std::string prefix = std::string(name) + ": ";
+    if (reader.failed()) {
+        result.error = reader.error();
+    } else if (!reached && point.at == heap_point::kind::gc_start) {
+        result.error = prefix + "there is no GC " + std::to_string(point.number) + " (the trace has " +
+                       std::to_string(gcs) + (gcs == 1 ? " collection)" : " collections)");
+    } else if (!reached) {
+        result.error = prefix + "there is no event " + std::to_string(point.number) + " (the trace has " +
+                       std::to_string(reader.events_read()) + " events)";
+    }
+    result.layout.check_totals();
+    return result;
+}
+
+// Live objects and bytes of one allocation context and type.
+struct census_entry {
+    context_id context = no_context;
+    type_id type = no_type;
+    std::uint64_t objects = 0;
+    std::uint64_t bytes = 0;
+};
+
+struct heap_census {
+    std::vector<census_entry> entries; // by bytes, largest first (then by context, type)
+    std::uint64_t objects = 0;
+    std::uint64_t bytes = 0;
+    address lowest = 0;  // the address range the live objects cover: [lowest, highest_end)
+    address highest_end = 0;
+};
+
+inline heap_census census_of(const heap_layout& layout) {
+    heap_census census;
+    std::map<std::pair<context_id, type_id>, census_entry> groups;
+    for (const auto& [where, object] : layout.live()) {
+        census_entry& entry = groups[{object.context, object.type}];
+        entry.context = object.context;
+        entry.type = object.type;
+        ++entry.objects;
+        entry.bytes += object.size;
+        ++census.objects;
+        census.bytes += object.size;
+        census.highest_end = std::max(census.highest_end, where + object.size);
+    }
+    if (!layout.live().empty()) census.lowest = layout.live().begin()->first;
+    for (auto& [key, entry] : groups) census.entries.push_back(entry);
+    std::stable_sort(census.entries.begin(), census.entries.end(),
+                     [](const census_entry& a, const census_entry& b) { return a.bytes > b.bytes; });
+    return census;
+}
+
+// A context's frames from the trace's symbols, leaf first, without the root's; a frame without a name is shown by
+// its number, a context without a definition as "context N". Stops at `max_frames` or at a cycle.
+inline std::vector<std::string> context_frames(const heap_reconstruction& heap, context_id context,
+                                               std::size_t max_frames = 64) {
+    std::vector<std::string> names;
+    if (context == no_context) return names;
+    if (!heap.contexts.contains(context)) return {"context " + std::to_string(context)};
+    for (context_id at = context; at != no_context && names.size() < max_frames;) {
+        const auto node = heap.contexts.find(at);
+        if (node == heap.contexts.end() || node->second.parent == no_context) break; // the root has no frame
+        const auto name = heap.frames.find(node->second.frame);
+        names.push_back(name != heap.frames.end() ? name->second : "frame " + std::to_string(node->second.frame));
+        at = node->second.parent;
+    }
+    return names;
+}
+
+inline std::string type_name(const heap_reconstruction& heap, type_id type) {
+    if (type == no_type) return "(no type)";
+    const auto found = heap.types.find(type);
+    return found != heap.types.end() ? found->second : "type " + std::to_string(type);
+}
+
+} // namespace ojx::replay
