@@ -35,6 +35,8 @@ struct thread_state {
     int trigger_fd = -1; // decode: perf counter; precise: the sampling event (with `ring`)
     timer_t timer{};
     bool has_timer = false;
+    clockid_t timer_clock{};
+    std::uint64_t timer_expiry_ns = 0; // the thread CPU time the timer is set for (absolute)
     void* ring = nullptr;
     std::size_t ring_bytes = 0;
     std::array<int, max_slots> breakpoint_fds{-1, -1, -1, -1, -1, -1, -1, -1};
@@ -397,14 +399,24 @@ struct hardware_backend::internals {
         step_signal.chain(signal, info, raw_context);
     }
 
-    // Signal-safe: one-shot CPU-time timer with a random interval.
+    // Signal-safe: the one-shot CPU-time timer, set for a random interval after its previous expiry. The kernel
+    // checks CPU-time timers at the scheduler tick, so a timer fires up to one tick (1-10 ms) after its expiry;
+    // setting each expiry from the previous one (absolute time), not from the late firing, keeps the requested
+    // rate on average. A thread that fell a whole interval behind (it had stopped the timer while stepping, say)
+    // starts afresh from now rather than firing a burst to catch up.
     static void rearm_timer(hardware_backend& backend, thread_state& state) noexcept {
         const double mean_ns = 1e9 / backend.options_.samples_per_second;
-        const std::uint64_t ns = random_period(state, mean_ns);
+        const std::uint64_t period = random_period(state, mean_ns);
+        timespec now{};
+        ::clock_gettime(state.timer_clock, &now);
+        const std::uint64_t now_ns = static_cast<std::uint64_t>(now.tv_sec) * 1000000000ULL +
+                                     static_cast<std::uint64_t>(now.tv_nsec);
+        state.timer_expiry_ns += period;
+        if (state.timer_expiry_ns <= now_ns) state.timer_expiry_ns = now_ns + period;
         itimerspec spec{};
-        spec.it_value.tv_sec = static_cast<time_t>(ns / 1000000000ULL);
-        spec.it_value.tv_nsec = static_cast<long>(ns % 1000000000ULL);
-        ::timer_settime(state.timer, 0, &spec, nullptr);
+        spec.it_value.tv_sec = static_cast<time_t>(state.timer_expiry_ns / 1000000000ULL);
+        spec.it_value.tv_nsec = static_cast<long>(state.timer_expiry_ns % 1000000000ULL);
+        ::timer_settime(state.timer, TIMER_ABSTIME, &spec, nullptr);
     }
 
     static std::optional<std::string> open_trigger(hardware_backend& backend, thread_state& state, pid_t tid) {
@@ -421,6 +433,8 @@ struct hardware_backend::internals {
             if (::timer_create(clock, &event, &state.timer) != 0)
                 return std::string("timer_create: ") + std::strerror(errno);
             state.has_timer = true;
+            state.timer_clock = clock;
+            state.timer_expiry_ns = 0; // the first arming starts from now
             rearm_timer(backend, state);
             return std::nullopt;
         }
