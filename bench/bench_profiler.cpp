@@ -114,6 +114,27 @@ void BM_trap_path(benchmark::State& state) {
 }
 BENCHMARK(BM_trap_path)->ArgName("window")->Arg(0)->Arg(64)->Arg(256)->UseManualTime();
 
+// An allocation and a free, as a malloc hook delivers them: the object's allocation path (`depth` frames, one of
+// 64 paths) is inserted into the calling context tree, then the object is filed; a random live object dies first,
+// and the new one takes its place (as malloc reuses freed memory). A live population of `objects` 1 KiB objects.
+void BM_allocation_path(benchmark::State& state) {
+    const auto objects = static_cast<std::size_t>(state.range(0));
+    const auto depth = static_cast<std::size_t>(state.range(1));
+    setup s(objects, 64, 64);
+    std::vector<std::vector<std::uint64_t>> paths(64);
+    for (std::size_t c = 0; c < paths.size(); ++c)
+        for (std::size_t f = 0; f < depth; ++f) paths[c].push_back(0x400000 + 16 * f + (f + 1 == depth ? c : 0));
+    fast_random rng(2);
+    for (auto _ : state) {
+        const address where = s.starts[rng.below(s.starts.size())];
+        s.prof.on_free(where);
+        const context_id context = s.prof.contexts().insert_path(paths[rng.below(paths.size())]);
+        s.prof.on_allocation(where, 1024, context, 0);
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_allocation_path)->ArgNames({"objects", "depth"})->ArgsProduct({{1000, 100000}, {3, 16}});
+
 // The cost of reading the steady clock twice, to subtract from BM_trap_path.
 void BM_clock_pair(benchmark::State& state) {
     for (auto _ : state) {
