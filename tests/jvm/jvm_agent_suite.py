@@ -74,11 +74,13 @@ class Suite:
 
     # ---- replicas against the truth ----
 
-    def replicas(self, jdk, name, jvm_flags, program_args, seed, expect_moves):
+    def replicas(self, jdk, name, jvm_flags, program_args, seed, expect_moves, record=False):
         profile = os.path.join(self.workdir, f"profile-{name}.json")
         truth = os.path.join(self.workdir, f"truth-{name}.json")
+        trace = os.path.join(self.workdir, f"trace-{name}.ojxt")
         result = self.java(jdk, *jvm_flags, "JavaReplicas", "--seed", str(seed), "--truth", truth, *program_args,
-                           agent_options=f"start,file={profile},seed={seed},{TEST_OPTIONS}")
+                           agent_options=f"start,file={profile},seed={seed},{TEST_OPTIONS}" +
+                           (f",record={trace}" if record else ""))
         print(f"--- {name}: {' '.join(jvm_flags)} JavaReplicas {' '.join(program_args)}")
         if result.returncode != 0:
             self.fail(f"{name}: the program exited {result.returncode} under the agent: {result.stderr[-1500:]}")
@@ -121,6 +123,31 @@ class Suite:
             self.fail(f"{name}: {agent.get('relocation_check_failures')} relocated arrays had a wrong length")
         if expect_moves and not agent.get("collections_relocated"):
             self.fail(f"{name}: no collection was relocated under a small heap")
+        if record:
+            self.check_replay(name, trace, profile)
+
+    # ---- recording: the trace replays to the live profile ----
+
+    def check_replay(self, name, trace, profile):
+        ojx = os.environ.get("OJX")
+        if not ojx:
+            print("  SKIPPED the replay of the recorded trace: the ojx command is not built (OJX is not set)")
+            return
+        replayed = trace + ".replayed.json"
+        result = subprocess.run([ojx, "replay", trace, "-o", replayed], capture_output=True, text=True, timeout=120)
+        if result.returncode != 0:
+            self.fail(f"{name}: ojx replay exited {result.returncode}: {result.stderr.strip()[-500:]}")
+            return
+        events = re.search(r"(\d+) events from", result.stderr)
+        size = os.path.getsize(trace)
+        count = int(events.group(1)) if events else 0
+        print(f"  recorded trace: {size} bytes, {count} events" +
+              (f" ({size / count:.1f} bytes per event)" if count else ""))
+        if "lost" in result.stderr:
+            self.fail(f"{name}: the recording lost records: {result.stderr.strip()}")
+        with open(profile, "rb") as live, open(replayed, "rb") as again:
+            if live.read() != again.read():
+                self.fail(f"{name}: ojx replay of {trace} differs from the live profile {profile}")
 
     # ---- robustness ----
 
@@ -234,9 +261,10 @@ class Suite:
                           ["--seconds", seconds, "--threads", "1"], seed, expect_moves=False)
             seed += 1
             # 8 threads on 2 cores, and many collections: twice as long for as much evidence.
+            # Recorded under G1 and Serial (collections relocate objects): the trace must replay to the profile.
             self.replicas(DEBIAN_JDK, f"jdk17-{gc}-8threads-small-heap", [f"-XX:+Use{gc}GC", "-Xmx64m"],
                           ["--seconds", str(2 * int(seconds)), "--threads", "8", "--gc-pressure"], seed,
-                          expect_moves=True)
+                          expect_moves=True, record=gc in ("G1", "Serial"))
             seed += 1
         others = sorted(path for path in glob.glob("/usr/lib/jvm/*")
                         if os.path.exists(os.path.join(path, "bin", "java")) and not os.path.islink(path)
