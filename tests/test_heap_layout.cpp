@@ -298,9 +298,9 @@ TEST_CASE("a relocation keeps exactly its survivors, where they went, and frees 
     t.add(allocation_event{1, 0x1080, 0x80, 3, 2});
     t.add(gc_start_event{1});
     // The first object stays, the third moves onto where the dead second one was; 0x5000 was never allocated.
-    t.add(relocated_object_event{0x1000, 0x1000, 0x40, 2, 1, 1});
-    t.add(relocated_object_event{0x1080, 0x1040, 0x80, 3, 2, 3});
-    t.add(relocated_object_event{0x5000, 0x6000, 0x40, 2, 1, 9});
+    t.add(relocated_object_event{0x1000, 0x1000, 0x40, {2, 1, 1}});
+    t.add(relocated_object_event{0x1080, 0x1040, 0x80, {3, 2, 3}});
+    t.add(relocated_object_event{0x5000, 0x6000, 0x40, {2, 1, 9}});
     const std::uint64_t relocated = t.add(relocation_event{3});
     const auto file = t.bytes();
 

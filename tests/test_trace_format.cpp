@@ -221,7 +221,7 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
         case 16: {
             const auto from = values.u64();
             events.push_back(ojx::relocated_object_event{.from = from, .to = values.u64(from), .size = values.u64(),
-                .context = values.u32(), .type = values.u32(), .serial = values.u64()});
+                .object = {values.u32(), values.u32(), values.u64()}});
             break;
         }
         case 17: events.push_back(ojx::relocation_event{.count = values.u64()}); break;

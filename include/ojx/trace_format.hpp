@@ -115,9 +115,7 @@ struct relocated_object_event {
     address from = 0;
     address to = 0;
     std::uint64_t size = 0;
-    context_id context = no_context;
-    type_id type = no_type;
-    std::uint64_t serial = 0;
+    object_info object; // its allocation context (a context node id), type and serial
     friend bool operator==(const relocated_object_event&, const relocated_object_event&) = default;
 };
 // A collection whose every survivor the recorder knew (a JVM agent): the tracked objects are now exactly the

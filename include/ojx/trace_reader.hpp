@@ -335,9 +335,9 @@ private:
             relocated_object_event object{.from = get_varint()};
             object.to = apply_zigzag_delta(object.from, get_varint());
             object.size = get_varint();
-            object.context = get_u32("context id");
-            object.type = get_u32("type id");
-            object.serial = get_varint();
+            object.object.allocation_context = get_u32("context id");
+            object.object.type = get_u32("type id");
+            object.object.serial = get_varint();
             return object;
         }
         case trace_tag::relocation:

@@ -103,14 +103,22 @@ private:
     bool overflowed_ = false;
 };
 
-// A backend's watchpoints, with each arm and disarm noted while `effects` is set (nothing is noted without).
-// Signal-safe if the backend's are.
+// Where a recording policy notes what passes through it: `effects`, or nowhere while it is unset.
+class noting_policy {
+public:
+    void record_into(profiler_effects* effects) noexcept { effects_ = effects; }
+
+protected:
+    explicit noting_policy(profiler_effects* effects) noexcept : effects_(effects) {}
+    profiler_effects* effects_;
+};
+
+// A backend's watchpoints, with each arm and disarm noted. Signal-safe if the backend's are.
 template <watchpoint_arming Inner>
-class recording_watchpoints {
+class recording_watchpoints : public noting_policy {
 public:
     explicit recording_watchpoints(Inner& inner, profiler_effects* effects = nullptr) noexcept
-        : inner_(inner), effects_(effects) {}
-    void record_into(profiler_effects* effects) noexcept { effects_ = effects; }
+        : noting_policy(effects), inner_(inner) {}
 
     std::size_t slot_count() const noexcept { return inner_.slot_count(); }
     bool arm(std::size_t slot, address where, std::uint8_t width) noexcept(noexcept(inner_.arm(slot, where, width))) {
@@ -125,17 +133,15 @@ public:
 
 private:
     Inner& inner_;
-    profiler_effects* effects_;
 };
 
-// A backend's memory, with the bytes of each successful read noted while `effects` is set. A failed read is not
-// noted: the replay, which answers only reads it has bytes for, then fails it as well.
+// A backend's memory, with the bytes of each successful read noted. A failed read is not noted: the replay, which
+// answers only reads it has bytes for, then fails it as well.
 template <memory_reader Inner>
-class recording_memory {
+class recording_memory : public noting_policy {
 public:
     explicit recording_memory(Inner& inner, profiler_effects* effects = nullptr) noexcept
-        : inner_(inner), effects_(effects) {}
-    void record_into(profiler_effects* effects) noexcept { effects_ = effects; }
+        : noting_policy(effects), inner_(inner) {}
 
     bool read(address where, void* out, std::size_t size) noexcept(noexcept(inner_.read(where, out, size))) {
         if (!inner_.read(where, out, size)) return false;
@@ -145,7 +151,6 @@ public:
 
 private:
     Inner& inner_;
-    profiler_effects* effects_;
 };
 
 // Appends the events a profiler handles to a trace, with what the profiler did for each (see the top).
@@ -186,8 +191,7 @@ public:
     template <class Deliver, class Relocated>
     void record_relocation(Deliver&& deliver, std::span<const Relocated> survivors) noexcept(noexcept(deliver())) {
         for (const Relocated& object : survivors)
-            writer_.append(relocated_object_event{object.from, object.to, object.size, object.info.allocation_context,
-                                                  object.info.type, object.info.serial});
+            writer_.append(relocated_object_event{object.from, object.to, object.size, object.info});
         record(deliver, relocation_event{survivors.size()});
     }
 

@@ -157,9 +157,9 @@ public:
             out.put_varint(object.from);
             out.put_varint(zigzag_delta(object.from, object.to));
             out.put_varint(object.size);
-            out.put_varint(object.context);
-            out.put_varint(object.type);
-            out.put_varint(object.serial);
+            out.put_varint(object.object.allocation_context);
+            out.put_varint(object.object.type);
+            out.put_varint(object.object.serial);
         });
     }
     bool append(const relocation_event& relocation) noexcept {

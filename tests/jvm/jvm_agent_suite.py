@@ -124,30 +124,8 @@ class Suite:
         if expect_moves and not agent.get("collections_relocated"):
             self.fail(f"{name}: no collection was relocated under a small heap")
         if record:
-            self.check_replay(name, trace, profile)
-
-    # ---- recording: the trace replays to the live profile ----
-
-    def check_replay(self, name, trace, profile):
-        ojx = os.environ.get("OJX")
-        if not ojx:
-            print("  SKIPPED the replay of the recorded trace: the ojx command is not built (OJX is not set)")
-            return
-        replayed = trace + ".replayed.json"
-        result = subprocess.run([ojx, "replay", trace, "-o", replayed], capture_output=True, text=True, timeout=120)
-        if result.returncode != 0:
-            self.fail(f"{name}: ojx replay exited {result.returncode}: {result.stderr.strip()[-500:]}")
-            return
-        events = re.search(r"(\d+) events from", result.stderr)
-        size = os.path.getsize(trace)
-        count = int(events.group(1)) if events else 0
-        print(f"  recorded trace: {size} bytes, {count} events" +
-              (f" ({size / count:.1f} bytes per event)" if count else ""))
-        if "lost" in result.stderr:
-            self.fail(f"{name}: the recording lost records: {result.stderr.strip()}")
-        with open(profile, "rb") as live, open(replayed, "rb") as again:
-            if live.read() != again.read():
-                self.fail(f"{name}: ojx replay of {trace} differs from the live profile {profile}")
+            if problem := check_profile.check_replay(trace, profile):
+                self.fail(f"{name}: recording: {problem}")
 
     # ---- robustness ----
 

@@ -18,7 +18,6 @@ the reason printed.
 usage: native_agent_suite.py AGENT.so PROGRAM WORKDIR [RUNS] [SECONDS]
 """
 import os
-import re
 import subprocess
 import sys
 
@@ -39,29 +38,6 @@ def run(agent, program, workdir, seed, seconds, profiled, unwinder="auto", compa
     result = subprocess.run([program, "--seconds", str(seconds), "--seed", str(seed), "--truth", truth],
                             env=env, capture_output=True, text=True, timeout=120)
     return result, truth, profile
-
-
-def check_replay(trace, profile, problems):
-    """`ojx replay` of a recorded trace gives the live run's profile, byte for byte, with nothing lost."""
-    ojx = os.environ.get("OJX")
-    if not ojx:
-        print("SKIPPED the replay of the recorded trace: the ojx command is not built (OJX is not set)")
-        return
-    replayed = trace + ".replayed.json"
-    result = subprocess.run([ojx, "replay", trace, "-o", replayed], capture_output=True, text=True, timeout=120)
-    if result.returncode != 0:
-        problems.append(f"recording: ojx replay exited {result.returncode}: {result.stderr.strip()[-500:]}")
-        return
-    events = re.search(r"(\d+) events from", result.stderr)
-    size = os.path.getsize(trace)
-    print(f"--- recorded trace: {size} bytes, {events.group(1) if events else '?'} events "
-          f"({size / int(events.group(1)):.1f} bytes per event)" if events and int(events.group(1)) else
-          f"--- recorded trace: {size} bytes; ojx replay says: {result.stderr.strip()}")
-    if "lost" in result.stderr:
-        problems.append(f"recording: records were lost: {result.stderr.strip()}")
-    with open(profile, "rb") as live, open(replayed, "rb") as again:
-        if live.read() != again.read():
-            problems.append(f"recording: ojx replay of {trace} differs from the live profile {profile}")
 
 
 def main(argv):
@@ -91,7 +67,8 @@ def main(argv):
         if plain.returncode != 0:
             problems.append(f"seed {seed}: the program alone exited {plain.returncode}")
         if trace:
-            check_replay(trace, profile, problems)
+            if problem := check_profile.check_replay(trace, profile):
+                problems.append(f"seed {seed}: recording: {problem}")
         sites = check_profile.read_truth(truth)
         contexts = check_profile.read_profile(profile)
         rows, notes, failures = check_profile.check(contexts, sites)

@@ -159,7 +159,9 @@ private:
         consume([&] { profiler_.on_gc_start(); });
     }
     void deliver(const relocated_object_event& o) {
-        survivors_.push_back({o.from, o.to, o.size, object_info{mapped(o.context), o.type, o.serial}});
+        object_info info = o.object;
+        info.allocation_context = mapped(info.allocation_context);
+        survivors_.push_back({o.from, o.to, o.size, info});
     }
     // The survivors recorded before it, whatever their count says: had records been lost, the trace says so with
     // an events_lost record, which the replay reports.
