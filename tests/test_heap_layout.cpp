@@ -290,3 +290,26 @@ TEST_CASE("recorded emulated runs rebuilt at every collection hold the synthetic
                 "heap's, no finding\n",
                 static_cast<unsigned long long>(collections), static_cast<unsigned long long>(objects_checked));
 }
+
+TEST_CASE("a relocation keeps exactly its survivors, where they went, and frees the rest", "[heap]") {
+    hand_trace t;
+    t.add(allocation_event{1, 0x1000, 0x40, 2, 1});
+    t.add(allocation_event{1, 0x1040, 0x40, 2, 1});
+    t.add(allocation_event{1, 0x1080, 0x80, 3, 2});
+    t.add(gc_start_event{1});
+    // The first object stays, the third moves onto where the dead second one was; 0x5000 was never allocated.
+    t.add(relocated_object_event{0x1000, 0x1000, 0x40, {2, 1, 1}});
+    t.add(relocated_object_event{0x1080, 0x1040, 0x80, {3, 2, 3}});
+    t.add(relocated_object_event{0x5000, 0x6000, 0x40, {2, 1, 9}});
+    const std::uint64_t relocated = t.add(relocation_event{3});
+    const auto file = t.bytes();
+
+    const auto heap = replay::reconstruct_heap(file, "relocation.ojxt", after(relocated));
+    REQUIRE(heap.error.empty());
+    CHECK(objects_of(heap.layout) == object_set{{0x1000, {0x40, 2, 1}}, {0x1040, {0x80, 3, 2}}});
+    CHECK(heap.layout.totals().freed_objects == 1);
+    CHECK(heap.layout.totals().freed_bytes == 0x40);
+    CHECK(heap.layout.totals().moves == 1);
+    CHECK(heap.layout.count(heap_problem::move_of_unknown) == 1);
+    CHECK(heap.layout.count(heap_problem::move_onto_live) == 0);
+}

@@ -164,7 +164,7 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
     std::vector<trace_event> events;
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t t = values.pick(threads.size());
-        switch (values.pick(17)) {
+        switch (values.pick(19)) {
         case 0: events.push_back(ojx::type_symbol{.id = values.u32(), .name = values.name()}); break;
         case 1: events.push_back(ojx::frame_symbol{.id = values.u64(), .name = values.name()}); break;
         case 2:
@@ -218,6 +218,13 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
                 .bytes = std::span(memory_pattern()).subspan(start, values.pick(65))});
             break;
         }
+        case 16: {
+            const auto from = values.u64();
+            events.push_back(ojx::relocated_object_event{.from = from, .to = values.u64(from), .size = values.u64(),
+                .object = {values.u32(), values.u32(), values.u64()}});
+            break;
+        }
+        case 17: events.push_back(ojx::relocation_event{.count = values.u64()}); break;
         default:
             events.push_back(ojx::watchpoint_trap{.slot = values.u64(), .watched_address = values.u64(),
                 .value = values.u64(), .width = values.u8(),

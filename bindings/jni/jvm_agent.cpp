@@ -124,8 +124,9 @@ public:
 
     std::optional<std::string> prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm_settings& settings);
     std::optional<std::string> start(JNIEnv* jni, bool attached_late);
-    // To `file`, or the agent's file when empty. Whether the profile was written.
-    bool write_profile(JNIEnv* jni, const char* why, const std::string& file = {});
+    // To `file`, or the agent's file when empty. Whether the profile was written. `final`: profiling stops after
+    // it, so the trace (record=) ends with it; a dump only flushes the trace.
+    bool write_profile(JNIEnv* jni, const char* why, const std::string& file = {}, bool final = false);
     void stop(JNIEnv* jni);
     bool profiling() const noexcept { return profiling_.load(std::memory_order_acquire); }
     const jvm_settings& settings() const noexcept { return settings_; }
@@ -175,6 +176,7 @@ private:
     jvmtiEnv* jvmti_ = nullptr;
     jvm_settings settings_;
     std::string file_;
+    std::string record_file_; // the trace (record=), or empty
     heap_layout layout_;
     profiling_session session_;
     std::optional<tracked_objects> objects_; // made once the heap layout is known
@@ -207,7 +209,9 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
     vm_ = vm;
     jvmti_ = jvmti;
     settings_ = settings;
-    file_ = expand_file_name(settings.agent.file_pattern, static_cast<std::uint64_t>(getpid()), start_time_text());
+    const std::string started = start_time_text();
+    file_ = expand_file_name(settings.agent.file_pattern, static_cast<std::uint64_t>(getpid()), started);
+    record_file_ = expand_file_name(settings.agent.record_pattern, static_cast<std::uint64_t>(getpid()), started);
     sem_init(&wake_, 0, 0);
 
     jvmtiCapabilities wanted{};
@@ -228,7 +232,7 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
     };
     callbacks.VMDeath = [](jvmtiEnv*, JNIEnv* jni) {
         if (the_agent->profiling()) {
-            the_agent->write_profile(jni, "at exit");
+            the_agent->write_profile(jni, "at exit", {}, true);
             the_agent->stop(jni);
         }
     };
@@ -318,6 +322,8 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
     session_options options = settings_.agent.session;
     options.profiler.min_object_size = 1; // the agent applies the threshold to whole objects, headers included
     options.access_walker = stack_walker{this, walk_java_stack};
+    options.runtime = runtime_;
+    options.record_file = record_file_;
     if (auto error = session_.start(options)) return error;
 
     if (jvmti_->SetHeapSamplingInterval(static_cast<jint>(settings_.interval)) != JVMTI_ERROR_NONE)
@@ -339,6 +345,8 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
         std::fprintf(stderr, "ojx: profiling pid %d (%s); sampler: %s; watchpoints: %s; %s; profile: %s\n",
                      static_cast<int>(getpid()), runtime_.c_str(), session_.backend().sampler_description().c_str(),
                      session_.backend().watchpoint_description().c_str(), layout_.describe().c_str(), file_.c_str());
+    if (!settings_.agent.quiet && !record_file_.empty())
+        std::fprintf(stderr, "ojx: recording a trace to %s\n", record_file_.c_str());
     return std::nullopt;
 }
 
@@ -515,7 +523,7 @@ void* agent::agent_thread_main(void* raw) {
         if (a.stopping_.load(std::memory_order_acquire)) break;
         if (a.objects_->relocation_due()) a.objects_->relocate(jni);
         if (timed && std::chrono::steady_clock::now() - a.started_at_ >= a.settings_.duration) {
-            a.write_profile(jni, "after the requested duration");
+            a.write_profile(jni, "after the requested duration", {}, true);
             a.stop(jni);
             break;
         }
@@ -526,14 +534,14 @@ void* agent::agent_thread_main(void* raw) {
 
 // ---- Writing the profile ----
 
-bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file) {
+bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file, bool final) {
     const std::lock_guard dump(dump_mutex_);
     if (!profiling()) return false;
     const std::string& path = file.empty() ? file_ : file;
     if (objects_->relocation_due()) objects_->relocate(jni);
     replica_report report;
     tree_snapshot tree;
-    session_.with_profiler([&](profiling_session::profiler_type& profiler) {
+    const auto take = [&](profiling_session::profiler_type& profiler) {
         report = profiler.report();
         const auto& contexts = profiler.contexts();
         tree.parents.resize(contexts.size());
@@ -542,7 +550,13 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file)
             tree.parents[id] = id == tree_snapshot::root ? tree_snapshot::root : contexts.parent(id);
             tree.frames[id] = contexts.frame_of(id);
         }
-    });
+    };
+    if (final) {
+        session_.with_final_profiler(take);
+    } else {
+        session_.with_profiler(take);
+        session_.flush_recording();
+    }
     // Names through JVMTI, without the profiler's lock.
     method_names methods(jvmti_, jni);
     std::unordered_map<std::uint64_t, std::string> frame_names;
@@ -561,9 +575,8 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file)
 
     const backend_counters& c = session_.backend().counters();
     const relocation_counters& r = objects_->counters();
-    run_facts facts{runtime_, session_.backend().sampler_description(), session_.backend().watchpoint_description(),
-                    "reservoir", "reservoir",
-                    {{"samples_dropped_during_gc", session_.samples_dropped_paused()},
+    run_facts facts = session_.facts();
+    facts.agent_counters = {{"samples_dropped_during_gc", session_.samples_dropped_paused()},
                      {"traps_dropped_during_gc", session_.traps_dropped_paused()},
                      {"samples_dropped_profiler_busy", session_.samples_dropped_busy()},
                      {"stack_walk_failures", stack_failures_.load()},
@@ -576,10 +589,14 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file)
                      {"single_steps", c.steps.load()},
                      {"single_steps_refused_at_system_calls", c.steps_refused.load()},
                      {"sampling_interrupts", c.triggers.load()},
-                     {"heap_sampling_interval", settings_.interval}}};
+                     {"heap_sampling_interval", settings_.interval}};
     std::ofstream out(path);
     write_json(out, report, tree, naming, facts);
     out.close();
+    if (final) {
+        if (const auto recorded = session_.finish_recording(naming, static_cast<type_id>(types.size()), facts.agent_counters))
+            report_recording(*recorded, settings_.agent.quiet);
+    }
     if (!out) {
         std::fprintf(stderr, "ojx: could not write the profile to %s\n", path.c_str());
         return false;
@@ -638,7 +655,7 @@ jint load(JavaVM* vm, const char* options, bool live) {
                                                                             static_cast<std::uint64_t>(getpid()),
                                                                             start_time_text())
                                                          : std::string();
-            const bool written = the_agent->write_profile(jni, settings.dump ? "on request" : "at stop", file);
+            const bool written = the_agent->write_profile(jni, settings.dump ? "on request" : "at stop", file, settings.stop);
             if (settings.stop) the_agent->stop(jni);
             return written ? JNI_OK : JNI_ERR;
         }

@@ -29,6 +29,9 @@ Prints a table either way. Exit status: 0 all checks pass, 1 some check failed (
 
 import json
 import math
+import os
+import re
+import subprocess
 import sys
 
 REPLICATED_OMEGA = 0.1
@@ -251,6 +254,30 @@ def print_table(rows):
         print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
     print("(context: rank in the profile; objects: profile/truth; cmp: comparisons; "
           "true theta: fraction of identical pairs)")
+
+
+def check_replay(trace, profile):
+    """`ojx replay` of a recorded trace (the ojx command in the environment variable OJX) must give the live run's
+    profile byte for byte, with no record lost. Prints what the trace holds; returns the problem, or None. Without
+    OJX (the command not built), says so and returns None."""
+    ojx = os.environ.get("OJX")
+    if not ojx:
+        print("  SKIPPED the replay of the recorded trace: the ojx command is not built (OJX is not set)")
+        return None
+    replayed = trace + ".replayed.json"
+    result = subprocess.run([ojx, "replay", trace, "-o", replayed], capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        return f"ojx replay exited {result.returncode}: {result.stderr.strip()[-500:]}"
+    events = re.search(r"(\d+) events from", result.stderr)
+    size = os.path.getsize(trace)
+    count = int(events.group(1)) if events else 0
+    print(f"  recorded trace: {size} bytes, {count} events" + (f" ({size / count:.1f} bytes per event)" if count else ""))
+    if "lost" in result.stderr:
+        return f"the recording lost records: {result.stderr.strip()}"
+    with open(profile, "rb") as live, open(replayed, "rb") as again:
+        if live.read() != again.read():
+            return f"ojx replay of {trace} differs from the live profile {profile}"
+    return None
 
 
 def main(argv):

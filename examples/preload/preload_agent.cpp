@@ -226,8 +226,11 @@ std::vector<option_spec> preload_agent_options() {
                      help_text(specs).c_str());
         return;
     }
-    the_agent->file = expand_file_name(the_agent->settings.file_pattern, static_cast<std::uint64_t>(getpid()),
-                                       start_time_text());
+    const std::string started = start_time_text();
+    the_agent->file = expand_file_name(the_agent->settings.file_pattern, static_cast<std::uint64_t>(getpid()), started);
+    session_options& session = the_agent->settings.session;
+    session.runtime = "native (libojxpreload)";
+    session.record_file = expand_file_name(the_agent->settings.record_pattern, static_cast<std::uint64_t>(getpid()), started);
     find_own_code();
     the_agent->backtrace = libgcc_backtrace;
     if (const std::string& unwinder = parsed.values.choice("unwinder"); unwinder != "libgcc") {
@@ -244,10 +247,11 @@ std::vector<option_spec> preload_agent_options() {
     pthread_key_create(&the_agent->thread_key, detach_thread);
     pthread_atfork(nullptr, nullptr, [] { active.store(false); }); // the child is not profiled
     const hardware_backend& backend = the_agent->session.backend();
-    std::fprintf(stderr, "ojx: profiling pid %d; sampler: %s; watchpoints: %s; allocation stacks: %s; profile: %s\n",
+    std::fprintf(stderr, "ojx: profiling pid %d; sampler: %s; watchpoints: %s; allocation stacks: %s; profile: %s%s%s\n",
                  static_cast<int>(getpid()), backend.sampler_description().c_str(),
                  backend.watchpoint_description().c_str(),
-                 the_agent->backtrace != libgcc_backtrace ? "libunwind" : "libgcc unwinder", the_agent->file.c_str());
+                 the_agent->backtrace != libgcc_backtrace ? "libunwind" : "libgcc unwinder", the_agent->file.c_str(),
+                 session.record_file.empty() ? "" : "; trace: ", session.record_file.c_str());
     active.store(true, std::memory_order_release);
     attach_this_thread();
 }
@@ -264,9 +268,8 @@ std::vector<option_spec> preload_agent_options() {
     naming.type = [](type_id type) {
         return std::string(type < std::size(allocator_names) ? allocator_names[type] : "native");
     };
-    run_facts facts{"native (libojxpreload)", backend.sampler_description(), backend.watchpoint_description(),
-                    "reservoir", "reservoir"};
-    a.session.with_profiler([&](profiling_session::profiler_type& profiler) {
+    const run_facts facts = a.session.facts();
+    a.session.with_final_profiler([&](profiling_session::profiler_type& profiler) {
         const replica_report report = profiler.report();
         std::ofstream out(a.file);
         write_json(out, report, profiler.contexts(), naming, facts);
@@ -287,6 +290,8 @@ std::vector<option_spec> preload_agent_options() {
                          static_cast<unsigned long long>(c.traps_unknown.load()), a.file.c_str());
         }
     });
+    if (const auto recorded = a.session.finish_recording(naming, std::size(allocator_names), facts.agent_counters))
+        report_recording(*recorded, a.settings.quiet);
 }
 
 } // namespace

@@ -109,6 +109,22 @@ struct gc_end_event {
     std::uint64_t gc = 0;
     friend bool operator==(const gc_end_event&, const gc_end_event&) = default;
 };
+// One object a moving collection kept, where it was and where it is now, with what the profiler knew of it (its
+// allocation context, type and serial number): part of the relocation that follows.
+struct relocated_object_event {
+    address from = 0;
+    address to = 0;
+    std::uint64_t size = 0;
+    object_info object; // its allocation context (a context node id), type and serial
+    friend bool operator==(const relocated_object_event&, const relocated_object_event&) = default;
+};
+// A collection whose every survivor the recorder knew (a JVM agent): the tracked objects are now exactly the
+// `count` relocated objects recorded since the previous relocation, at their new addresses; every other tracked
+// object died (the profiler's on_collection).
+struct relocation_event {
+    std::uint64_t count = 0;
+    friend bool operator==(const relocation_event&, const relocation_event&) = default;
+};
 // The profiled program's memory as the profiler read it while handling the event that follows (the content digest
 // of the window around a compared word): a replay answers the profiler's reads from these bytes. `bytes` points
 // into the caller's storage (the writer copies it; the reader points into the file).
@@ -138,7 +154,8 @@ struct events_lost_event {
 
 using trace_event = std::variant<type_symbol, frame_symbol, context_symbol, thread_symbol, allocation_event,
     free_event, move_event, region_move_event, gc_start_event, gc_end_event, access_sample, watchpoint_arm_event,
-    watchpoint_disarm_event, watchpoint_trap, events_lost_event, run_attribute, memory_contents_event>;
+    watchpoint_disarm_event, watchpoint_trap, events_lost_event, run_attribute, memory_contents_event,
+    relocated_object_event, relocation_event>;
 
 // ---- Record tags -------------------------------------------------------------------------------------------
 
@@ -156,6 +173,8 @@ inline constexpr std::uint8_t move = 0x12;
 inline constexpr std::uint8_t region_move = 0x13;
 inline constexpr std::uint8_t gc_start = 0x14;
 inline constexpr std::uint8_t gc_end = 0x15;
+inline constexpr std::uint8_t relocated_object = 0x17;
+inline constexpr std::uint8_t relocation = 0x18;
 inline constexpr std::uint8_t access_sample = 0x20;
 inline constexpr std::uint8_t memory_contents = 0x21;
 inline constexpr std::uint8_t watchpoint_arm = 0x30;

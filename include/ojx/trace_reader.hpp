@@ -331,6 +331,17 @@ private:
             return gc_start_event{.gc = get_varint()};
         case trace_tag::gc_end:
             return gc_end_event{.gc = get_varint()};
+        case trace_tag::relocated_object: {
+            relocated_object_event object{.from = get_varint()};
+            object.to = apply_zigzag_delta(object.from, get_varint());
+            object.size = get_varint();
+            object.object.allocation_context = get_u32("context id");
+            object.object.type = get_u32("type id");
+            object.object.serial = get_varint();
+            return object;
+        }
+        case trace_tag::relocation:
+            return relocation_event{.count = get_varint()};
         case trace_tag::access_sample: {
             access_sample sample{.thread = get_u32("thread id")};
             sample.ip = get_varint();

@@ -80,6 +80,10 @@ inline constexpr std::string_view agent_prefix = "agent.";
 
 } // namespace trace_run_detail
 
+// Written by a recorder when the memory the profiler read, or the watchpoints it armed, for some events did not
+// all fit its notes (trace_recording.hpp): the number of such events. A replay refuses a trace where it is not 0.
+inline constexpr std::string_view incompletely_recorded_attribute = "events_incompletely_recorded";
+
 // The attributes a recorder writes for `run`, in a fixed order.
 inline std::vector<run_attribute> run_attributes(const trace_run_description& run) {
     using namespace trace_run_detail;
@@ -120,7 +124,13 @@ inline std::optional<std::string> apply_run_attribute(trace_run_description& run
     else if (name == "watchpoints") run.facts.watchpoints = attribute.value;
     else if (name == "pairing") run.facts.pairing = attribute.value;
     else if (name == "replacement") run.facts.replacement = attribute.value;
-    else if (name == "watchpoint_slots") {
+    else if (name == incompletely_recorded_attribute) {
+        std::uint64_t count = 0;
+        if (!from_text(value, count)) return malformed();
+        if (count != 0)
+            return "the recorder could not keep all the memory the profiler read (or the watchpoints it armed) for " +
+                   attribute.value + " events: a replay would not reproduce the run";
+    } else if (name == "watchpoint_slots") {
         if (!from_text(value, run.watchpoint_slots)) return malformed();
     } else if (name.starts_with(agent_prefix)) {
         std::uint64_t count = 0;

@@ -152,6 +152,19 @@ public:
     bool append(const gc_end_event& gc) noexcept {
         return write_simple(trace_tag::gc_end, [&](trace_byte_writer& out) { out.put_varint(gc.gc); });
     }
+    bool append(const relocated_object_event& object) noexcept {
+        return write_simple(trace_tag::relocated_object, [&](trace_byte_writer& out) {
+            out.put_varint(object.from);
+            out.put_varint(zigzag_delta(object.from, object.to));
+            out.put_varint(object.size);
+            out.put_varint(object.object.allocation_context);
+            out.put_varint(object.object.type);
+            out.put_varint(object.object.serial);
+        });
+    }
+    bool append(const relocation_event& relocation) noexcept {
+        return write_simple(trace_tag::relocation, [&](trace_byte_writer& out) { out.put_varint(relocation.count); });
+    }
     bool append(const memory_contents_event& memory) noexcept {
         return write_simple(trace_tag::memory_contents, [&](trace_byte_writer& out) {
             out.put_varint(memory.where);

@@ -48,6 +48,9 @@ std::vector<std::byte> make_trace(int variant) {
     writer.append(ojx::region_move_event{.from = base + 0x10000, .to = base + 0x8000, .length = 0x4000});
     writer.append(ojx::free_event{.where = base + 0x20000});
     writer.append(ojx::gc_end_event{.gc = 1});
+    writer.append(ojx::relocated_object_event{.from = base + 0x4000, .to = base + 0x9000, .size = 1040,
+        .object = {1, 1, 3}});
+    writer.append(ojx::relocation_event{.count = 1});
     for (int i = 0; i < 5; ++i) {
         writer.append(ojx::access_sample{.ip = 0x401000u + 4u * static_cast<unsigned>(i),
             .effective_address = base + 8u * static_cast<unsigned>(i), .value = static_cast<std::uint64_t>(i * variant),

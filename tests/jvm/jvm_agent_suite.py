@@ -74,11 +74,13 @@ class Suite:
 
     # ---- replicas against the truth ----
 
-    def replicas(self, jdk, name, jvm_flags, program_args, seed, expect_moves):
+    def replicas(self, jdk, name, jvm_flags, program_args, seed, expect_moves, record=False):
         profile = os.path.join(self.workdir, f"profile-{name}.json")
         truth = os.path.join(self.workdir, f"truth-{name}.json")
+        trace = os.path.join(self.workdir, f"trace-{name}.ojxt")
         result = self.java(jdk, *jvm_flags, "JavaReplicas", "--seed", str(seed), "--truth", truth, *program_args,
-                           agent_options=f"start,file={profile},seed={seed},{TEST_OPTIONS}")
+                           agent_options=f"start,file={profile},seed={seed},{TEST_OPTIONS}" +
+                           (f",record={trace}" if record else ""))
         print(f"--- {name}: {' '.join(jvm_flags)} JavaReplicas {' '.join(program_args)}")
         if result.returncode != 0:
             self.fail(f"{name}: the program exited {result.returncode} under the agent: {result.stderr[-1500:]}")
@@ -121,6 +123,9 @@ class Suite:
             self.fail(f"{name}: {agent.get('relocation_check_failures')} relocated arrays had a wrong length")
         if expect_moves and not agent.get("collections_relocated"):
             self.fail(f"{name}: no collection was relocated under a small heap")
+        if record:
+            if problem := check_profile.check_replay(trace, profile):
+                self.fail(f"{name}: recording: {problem}")
 
     # ---- robustness ----
 
@@ -234,9 +239,10 @@ class Suite:
                           ["--seconds", seconds, "--threads", "1"], seed, expect_moves=False)
             seed += 1
             # 8 threads on 2 cores, and many collections: twice as long for as much evidence.
+            # Recorded under G1 and Serial (collections relocate objects): the trace must replay to the profile.
             self.replicas(DEBIAN_JDK, f"jdk17-{gc}-8threads-small-heap", [f"-XX:+Use{gc}GC", "-Xmx64m"],
                           ["--seconds", str(2 * int(seconds)), "--threads", "8", "--gc-pressure"], seed,
-                          expect_moves=True)
+                          expect_moves=True, record=gc in ("G1", "Serial"))
             seed += 1
         others = sorted(path for path in glob.glob("/usr/lib/jvm/*")
                         if os.path.exists(os.path.join(path, "bin", "java")) and not os.path.islink(path)

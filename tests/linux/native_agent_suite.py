@@ -8,7 +8,9 @@ Tolerances (statistical claims are checked over all runs, not one lucky seed):
   - bounds: the true largest-group ratio lies in [omega, gamma] for at least 80 % of (run, planted site) pairs
     (the estimator aims at 95 %; a 4-second run gives a few dozen comparisons per site);
   - controls: no control is called replicated (omega >= 0.1) in any run;
-  - robustness: the program exits normally with the agent, as without it.
+  - robustness: the program exits normally with the agent, as without it;
+  - recording: seed 1 also records a trace (record=), and `ojx replay` of it (the ojx command named by the
+    environment variable OJX) must give the profile the live run wrote, byte for byte, with no record lost.
 Where the machine's debug registers do not work (the agent runs sampling only, and says why in the profile),
 there are no comparisons to check: every site must still be found, and the estimator checks are skipped with
 the reason printed.
@@ -23,7 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import check_profile  # noqa: E402
 
 
-def run(agent, program, workdir, seed, seconds, profiled, unwinder="auto", compare="auto"):
+def run(agent, program, workdir, seed, seconds, profiled, unwinder="auto", compare="auto", record=None):
     kind = "profiled" if profiled else "plain"
     truth = os.path.join(workdir, f"truth-{kind}-{seed}.json")
     profile = os.path.join(workdir, f"profile-{seed}.json")
@@ -31,6 +33,8 @@ def run(agent, program, workdir, seed, seconds, profiled, unwinder="auto", compa
     if profiled:
         env["LD_PRELOAD"] = agent
         env["OJX_OPTIONS"] = f"file={profile},seed={seed},rate=500,quiet,unwinder={unwinder},compare={compare}"
+        if record:
+            env["OJX_OPTIONS"] += f",record={record}"
     result = subprocess.run([program, "--seconds", str(seconds), "--seed", str(seed), "--truth", truth],
                             env=env, capture_output=True, text=True, timeout=120)
     return result, truth, profile
@@ -53,14 +57,18 @@ def main(argv):
         unwinder = "libgcc" if seed == runs and runs > 1 else "auto"
         # Seed 2 compares at the sample whatever the machine has (elsewhere: watchpoints where debug registers trap).
         compare = "sample" if seed == 2 else "auto"
+        trace = os.path.join(workdir, f"trace-{seed}.ojxt") if seed == 1 else None
         result, truth, profile = run(agent, program, workdir, seed, seconds, profiled=True, unwinder=unwinder,
-                                     compare=compare)
+                                     compare=compare, record=trace)
         plain, _, _ = run(agent, program, workdir, seed, 0.5, profiled=False)
         if result.returncode != 0:
             problems.append(f"seed {seed}: the profiled program exited {result.returncode}: {result.stderr[-2000:]}")
             continue
         if plain.returncode != 0:
             problems.append(f"seed {seed}: the program alone exited {plain.returncode}")
+        if trace:
+            if problem := check_profile.check_replay(trace, profile):
+                problems.append(f"seed {seed}: recording: {problem}")
         sites = check_profile.read_truth(truth)
         contexts = check_profile.read_profile(profile)
         rows, notes, failures = check_profile.check(contexts, sites)
@@ -83,7 +91,8 @@ def main(argv):
                     check_profile.SLACK
     # Bad options: a message that names the problem, and the program runs unprofiled to a normal exit.
     for options, expected in [("bogus=1", "bogus"), ("rate=fast", "rate"), ("sampler=magic", "precise"),
-                              ("rate=0", "rate"), ("help", "threshold"), ("unwinder=magic", "unwinder")]:
+                              ("rate=0", "rate"), ("help", "threshold"), ("unwinder=magic", "unwinder"),
+                              ("record=", "record"), ("record=/nonexistent/run.ojxt", "/nonexistent/run.ojxt")]:
         env = dict(os.environ, LD_PRELOAD=agent, OJX_OPTIONS=options)
         result = subprocess.run([program, "--seconds", "0.2"], env=env, capture_output=True, text=True, timeout=60)
         print(f"OJX_OPTIONS={options}: exit {result.returncode}; agent says: "

@@ -1,5 +1,6 @@
 #include "ojx/hardware/agent_options.hpp"
 
+#include <cstdio>
 #include <ctime>
 
 namespace ojx::hardware {
@@ -7,6 +8,9 @@ namespace ojx::hardware {
 std::vector<option_spec> common_agent_options() {
     return {
         {"file", option_kind::text, "ojx-%p.json", "where the JSON profile is written (%p: pid, %t: start time)"},
+        {"record", option_kind::text, "",
+         "also record a trace of the run to this file (%p: pid, %t: start time), which `ojx replay` turns into the "
+         "same profile; none by default"},
         {"sampler", option_kind::choice, "auto", "how accesses are sampled (auto picks the best available)",
          {"auto", "precise", "decode", "timer", "none"}},
         {"rate", option_kind::rate, "200", "access samples per second per running thread"},
@@ -27,6 +31,9 @@ std::optional<std::string> to_agent_settings(const option_values& values, agent_
     settings.help = values.flag("help");
     settings.quiet = values.flag("quiet");
     settings.file_pattern = values.text("file");
+    settings.record_pattern = values.text("record");
+    if (settings.record_pattern == settings.file_pattern)
+        return "record=" + settings.record_pattern + " names the profile's file too (file=); give the trace another name";
     backend_options& backend = settings.session.backend;
     backend.sampler = *parse_sampler_kind(values.choice("sampler"));
     if (values.rate("rate") == 0) return std::string("rate=0: the sampling rate must be at least 1 per second");
@@ -40,6 +47,22 @@ std::optional<std::string> to_agent_settings(const option_values& values, agent_
     profiler.compare_window = static_cast<std::size_t>(values.size("window"));
     profiler.seed = values.count("seed");
     return std::nullopt;
+}
+
+void report_recording(const recording_summary& summary, bool quiet) {
+    if (!summary.error.empty()) std::fprintf(stderr, "ojx: %s\n", summary.error.c_str());
+    if (summary.incomplete_events != 0)
+        std::fprintf(stderr,
+                     "ojx: the trace %s cannot be replayed: for %llu events the profiler read more memory than the "
+                     "recorder could keep (a smaller window= would fit)\n",
+                     summary.file.c_str(), static_cast<unsigned long long>(summary.incomplete_events));
+    if (quiet) return;
+    std::fprintf(stderr, "ojx: trace written to %s: %llu events, %llu bytes (%.1f bytes per event), %llu records lost%s\n",
+                 summary.file.c_str(), static_cast<unsigned long long>(summary.events),
+                 static_cast<unsigned long long>(summary.bytes),
+                 summary.events == 0 ? 0.0 : static_cast<double>(summary.bytes) / static_cast<double>(summary.events),
+                 static_cast<unsigned long long>(summary.records_dropped),
+                 summary.records_dropped == 0 ? "" : " (no free buffer: the replay misses them)");
 }
 
 std::string start_time_text() {

@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include "ojx/trace_run.hpp"
+
 #include <algorithm>
 
 namespace ojx::hardware {
@@ -14,12 +16,81 @@ void profiler_lock::lock() noexcept {
 
 std::optional<std::string> profiling_session::start(const session_options& options) {
     if (profiler_) return std::string("the session is already started");
+    runtime_ = options.runtime;
+    if (!options.record_file.empty()) {
+        recording_ = std::make_unique<recording>();
+        recording_->path = options.record_file;
+        if (auto error = recording_->file.open(options.record_file)) {
+            recording_.reset();
+            return error;
+        }
+    }
     if (auto error = backend_.start(options.backend, backend_delivery{this, deliver<access_sample, &profiler_type::on_sample>,
-                                                                      deliver<watchpoint_trap, &profiler_type::on_trap>}))
+                                                                      deliver<watchpoint_trap, &profiler_type::on_trap>})) {
+        if (recording_) recording_->file.close();
+        recording_.reset();
         return error;
-    profiler_ = std::make_unique<profiler_type>(options.profiler, backend_, memory_);
+    }
+    profiler_ = std::make_unique<profiler_type>(options.profiler, recorded_watchpoints_, recorded_memory_);
     walker_ = options.access_walker;
+    if (recording_) {
+        recording& r = *recording_;
+        r.writer.emplace(r.file.first_buffer(), r.file.sink());
+        r.recorder.emplace(*r.writer, r.effects);
+        recorded_watchpoints_.record_into(&r.effects);
+        recorded_memory_.record_into(&r.effects);
+        const trace_run_description run{profiler_->config(), recorded_watchpoints_.slot_count(), facts()};
+        for (const run_attribute& attribute : run_attributes(run)) r.writer->append(attribute);
+        r.open = true;
+    }
     return std::nullopt;
+}
+
+run_facts profiling_session::facts() const {
+    return run_facts{runtime_, backend_.sampler_description(), backend_.watchpoint_description(),
+                     std::string(reservoir_pairing::name), std::string(reservoir_replacement::name)};
+}
+
+void profiling_session::flush_recording() noexcept {
+    if (!recording_) return;
+    const guard locked(lock_);
+    if (recording_->open) recording_->writer->flush();
+}
+
+std::optional<recording_summary> profiling_session::finish_recording(
+    const report_naming& naming, type_id type_count, const std::vector<std::pair<std::string, std::uint64_t>>& counters) {
+    if (!recording_) return std::nullopt;
+    std::vector<trace_frame_id> frames;
+    {
+        const guard locked(lock_);
+        recording_->open = false;
+        recorded_watchpoints_.record_into(nullptr);
+        recorded_memory_.record_into(nullptr);
+        const context_tree& tree = profiler_->contexts();
+        for (context_id id = 1; id < tree.size(); ++id) frames.push_back(tree.frame_of(id));
+    }
+    // No event is recorded any more: the writer is this thread's alone, and may wait for buffers.
+    std::sort(frames.begin(), frames.end());
+    frames.erase(std::unique(frames.begin(), frames.end()), frames.end());
+    recording& r = *recording_;
+    r.file.wait_for_buffers();
+    trace_writer& writer = *r.writer;
+    if (naming.frame)
+        for (const trace_frame_id frame : frames) writer.append_frame(frame, naming.frame(frame));
+    if (naming.type)
+        for (type_id type = 0; type < type_count; ++type) writer.append_type(type, naming.type(type));
+    for (const auto& [name, count] : counters)
+        writer.append_run_attribute("agent." + name, std::to_string(count));
+    writer.finish();
+    recording_summary summary;
+    summary.file = r.path;
+    summary.events = r.recorder->events();
+    summary.records_dropped = writer.events_dropped();
+    summary.incomplete_events = r.recorder->incomplete_events();
+    if (auto error = r.file.close()) summary.error = *error;
+    summary.bytes = r.file.bytes_written();
+    recording_.reset();
+    return summary;
 }
 
 void profiling_session::stop() noexcept {
@@ -48,29 +119,38 @@ std::optional<object_info> profiling_session::on_allocation(address begin, std::
     std::uint64_t root_first[max_frames];
     const std::size_t depth = std::min(frames.size(), max_frames);
     std::reverse_copy(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(depth), root_first);
+    const trace_thread_id thread = recording_ ? static_cast<trace_thread_id>(current_tid()) : 0;
     const guard locked(lock_);
     const context_id context = profiler_->contexts().insert_path(std::span<const std::uint64_t>(root_first, depth));
-    return profiler_->on_allocation(begin, size, context, type);
+    std::optional<object_info> tracked;
+    handle([&] { tracked = profiler_->on_allocation(begin, size, context, type); },
+           allocation_event{thread, begin, size, context, type});
+    return tracked;
 }
 
 void profiling_session::on_free(address begin) {
     const guard locked(lock_);
-    profiler_->on_free(begin);
+    handle([&] { profiler_->on_free(begin); }, free_event{begin});
 }
 
 void profiling_session::on_move(address from, address to) {
     const guard locked(lock_);
-    profiler_->on_move(from, to);
+    handle([&] { profiler_->on_move(from, to); }, move_event{from, to});
 }
 
 void profiling_session::on_gc_start() {
     const guard locked(lock_);
-    profiler_->on_gc_start();
+    handle([&] { profiler_->on_gc_start(); }, gc_start_event{++gc_starts_});
 }
 
 void profiling_session::on_collection(std::span<const profiler_type::relocated_object> survivors) {
     const guard locked(lock_);
-    profiler_->on_collection(survivors);
+    const auto deliver = [&] { profiler_->on_collection(survivors); };
+    if (!recording_ || !recording_->open) {
+        deliver();
+        return;
+    }
+    recording_->recorder->record_relocation(deliver, survivors);
 }
 
 std::uint64_t profiling_session::pause() noexcept {

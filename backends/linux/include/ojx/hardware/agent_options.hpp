@@ -19,10 +19,15 @@ std::vector<option_spec> common_agent_options();
 struct agent_settings {
     session_options session;
     std::string file_pattern; // with %p and %t still in it
+    std::string record_pattern; // the trace's file (record=), likewise; empty: no recording
     bool quiet = false;
     bool help = false;
 };
 std::optional<std::string> to_agent_settings(const option_values& values, agent_settings& settings);
+
+// What an agent says at exit about its trace (record=): problems always, one line each; the summary (events,
+// bytes per event, records lost) unless `quiet`. To standard error.
+void report_recording(const recording_summary& summary, bool quiet);
 
 // The local time as file names show it (`%t` in `file=`): 20261122-071500.
 std::string start_time_text();

@@ -5,12 +5,22 @@
 // handlers must not. So one spin lock guards the profiler: hooks take it (spinning, then yielding), handlers only
 // try it and drop the sample or trap when it is held — by another thread for a moment, or by the very code they
 // interrupted. Dropped events are counted.
+//
+// Recording (session_options::record_file): every event the profiler handles is also appended to a trace, with
+// the memory the profiler read for it and the watchpoints it armed (ojx/trace_recording.hpp), by the one
+// trace_writer that whoever holds the lock owns; blocks go to the file on a writer thread (trace_file_writer).
+// The trace ends where the final profile is taken (with_final_profiler), so that `ojx replay` of it gives that
+// profile; names, which need symbolization that is not signal-safe, are written by finish_recording.
 #pragma once
 
 #include "ojx/hardware/fault_safe_read.hpp"
 #include "ojx/hardware/hardware_backend.hpp"
+#include "ojx/hardware/trace_file_writer.hpp"
 #include "ojx/pairing_policy.hpp"
 #include "ojx/profiler.hpp"
+#include "ojx/report.hpp"
+#include "ojx/trace_recording.hpp"
+#include "ojx/trace_writer.hpp"
 #include "ojx/watchpoint_pool.hpp"
 
 #include <atomic>
@@ -20,12 +30,15 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace ojx::hardware {
 
+// The backend's watchpoints and the process's memory, noted for the trace while recording.
 struct hardware_policies {
-    using watchpoints = hardware_backend;
-    using memory = process_memory;
+    using watchpoints = recording_watchpoints<hardware_backend>;
+    using memory = recording_memory<process_memory>;
     using replacement = reservoir_replacement;
     using pairing = reservoir_pairing;
 };
@@ -43,6 +56,18 @@ struct session_options {
     backend_options backend{};
     profiler_config profiler{};
     stack_walker access_walker{};
+    std::string runtime = "native"; // what the profile's run facts call the profiled runtime
+    std::string record_file;        // where to record the trace; empty: no recording
+};
+
+// How a recording went (finish_recording).
+struct recording_summary {
+    std::string file;
+    std::uint64_t events = 0;          // handed to the profiler while recording
+    std::uint64_t records_dropped = 0; // records the writer could not place (no free buffer): in the trace as events_lost
+    std::uint64_t incomplete_events = 0; // events whose reads or arms did not fit the notes (the replay refuses)
+    std::uint64_t bytes = 0;           // the file's size
+    std::string error;                 // one line when the file could not be written whole
 };
 
 // A lock for the profiler: `lock` may wait (never call it from a signal handler), `try_lock` never waits.
@@ -71,6 +96,26 @@ public:
     // Stops sampling and watching on every thread; the profile stays readable.
     void stop() noexcept;
     bool running() const noexcept { return backend_.running(); }
+
+    // The run facts of the profile (and of the trace): the runtime named in the options, the backend's choices,
+    // the policies. An agent adds its counters.
+    run_facts facts() const;
+
+    // Runs `use` with the profiler locked, and ends the recording there: the trace holds exactly the events that
+    // the profile `use` takes has seen. Events after it are profiled, not recorded.
+    template <class F>
+    decltype(auto) with_final_profiler(F&& use) {
+        const guard locked(lock_);
+        if (recording_) recording_->open = false;
+        return use(*profiler_);
+    }
+    // Hands the block being filled to the writer thread (a JVM dump: the file then holds every event so far).
+    void flush_recording() noexcept;
+    // After with_final_profiler: writes the names of the tree's frames and of types [0, type_count) as `naming`
+    // gives them (not under the profiler's lock: naming may wait, e.g. for JVMTI), the agent's counters, and the
+    // end record, waits for the file to be written and closes it. Nothing when not recording.
+    std::optional<recording_summary> finish_recording(const report_naming& naming, type_id type_count,
+                                                      const std::vector<std::pair<std::string, std::uint64_t>>& counters);
 
     std::optional<std::string> attach_current_thread();
     std::optional<std::string> attach_thread(pid_t tid); // another thread of this process
@@ -142,7 +187,7 @@ private:
         } else {
             with_context.access_context = session.access_context(context);
         }
-        (*session.profiler_.*handle)(with_context);
+        session.handle([&]() noexcept { (*session.profiler_.*handle)(with_context); }, with_context);
         if constexpr (is_sample) session.compare_at_sample(with_context);
         session.lock_.unlock();
     }
@@ -155,16 +200,44 @@ private:
             // Unreadable (unmapped since): no comparison; the slot stays taken until its object is freed or the
             // replacement policy gives it to another pair.
             if (!memory_.read(watch->where, &value, watch->width)) continue;
-            profiler_->on_trap(watchpoint_trap{watch->slot, watch->where, value, watch->width, access_kind::load,
-                                               sample.ip, sample.thread, sample.access_context});
+            const watchpoint_trap trap{watch->slot, watch->where, value, watch->width, access_kind::load,
+                                       sample.ip, sample.thread, sample.access_context};
+            handle([&]() noexcept { profiler_->on_trap(trap); }, trap);
         }
     }
     // Signal-safe, with the lock held: the access context of the interrupted code.
     context_id access_context(const ucontext_t& context) noexcept;
 
+    // With the lock held: hands `event` to the profiler (`deliver`) and, while recording, appends it to the trace
+    // with the tree nodes inserted before it and the profiler's reads and arms. Signal-safe if `deliver` is.
+    template <class Deliver, class Event>
+    void handle(Deliver&& deliver, const Event& event) noexcept(noexcept(deliver())) {
+        if (!recording_ || !recording_->open) {
+            deliver();
+            return;
+        }
+        recording_->recorder->write_new_contexts(profiler_->contexts());
+        recording_->recorder->record(deliver, event);
+    }
+
+    // The trace being recorded: its file, the writer the lock's holder appends with, the profiler's notes.
+    struct recording {
+        trace_file_writer file;
+        std::optional<trace_writer> writer;
+        profiler_effects effects;
+        std::optional<profiler_event_recorder> recorder;
+        std::string path;
+        bool open = false; // events are recorded (until the final profile is taken)
+    };
+
     profiler_lock lock_;
     hardware_backend backend_;
     process_memory memory_;
+    recording_watchpoints<hardware_backend> recorded_watchpoints_{backend_};
+    recording_memory<process_memory> recorded_memory_{memory_};
+    std::unique_ptr<recording> recording_;
+    std::string runtime_;
+    std::uint64_t gc_starts_ = 0;
     std::unique_ptr<profiler_type> profiler_;
     std::atomic<std::uint64_t> samples_busy_{0};
     std::atomic<std::uint64_t> traps_busy_{0};

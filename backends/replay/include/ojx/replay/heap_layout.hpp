@@ -92,6 +92,8 @@ public:
         else if (const auto* m = std::get_if<move_event>(&e)) move(m->from, m->to);
         else if (const auto* r = std::get_if<region_move_event>(&e)) move_region(*r);
         else if (std::holds_alternative<gc_start_event>(e)) ++totals_.gcs;
+        else if (const auto* o = std::get_if<relocated_object_event>(&e)) relocating_.push_back(*o);
+        else if (std::holds_alternative<relocation_event>(e)) relocate();
     }
 
     // Compares the live objects with the counters; a difference is a finding. Call once, where the census is taken.
@@ -178,6 +180,33 @@ private:
         for (const auto& [from, object] : moving) place_moved(from, from - r.from + r.to, object);
     }
 
+    // The survivors recorded since the previous relocation are the live objects, where they are now; every other
+    // live object died.
+    void relocate() {
+        std::map<address, live_object> before;
+        before.swap(live_);
+        std::vector<std::pair<const relocated_object_event*, live_object>> survivors;
+        for (const relocated_object_event& o : relocating_) {
+            const auto found = before.find(o.from);
+            if (found == before.end()) {
+                note(heap_problem::move_of_unknown, "relocation of " + hex(o.from) + " to " + hex(o.to) +
+                                                        ": no live object starts there");
+                continue;
+            }
+            survivors.emplace_back(&o, found->second);
+            before.erase(found);
+        }
+        for (const auto& [where, object] : before) {
+            ++totals_.freed_objects;
+            totals_.freed_bytes += object.size;
+        }
+        for (const auto& [o, object] : survivors) {
+            if (o->from != o->to) place_moved(o->from, o->to, object);
+            else live_[o->to] = object;
+        }
+        relocating_.clear();
+    }
+
     void place_moved(address from, address to, const live_object& object) {
         ++totals_.moves;
         const std::size_t evicted = evict_overlapping(to, object.size);
@@ -216,6 +245,7 @@ private:
     }
 
     std::map<address, live_object> live_;
+    std::vector<relocated_object_event> relocating_; // since the last relocation record
     heap_totals totals_;
     std::array<std::uint64_t, heap_problem_kinds> counts_{};
     std::vector<heap_finding> findings_;

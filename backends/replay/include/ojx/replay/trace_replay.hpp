@@ -158,6 +158,19 @@ private:
     void deliver(const gc_start_event&) {
         consume([&] { profiler_.on_gc_start(); });
     }
+    void deliver(const relocated_object_event& o) {
+        object_info info = o.object;
+        info.allocation_context = mapped(info.allocation_context);
+        survivors_.push_back({o.from, o.to, o.size, info});
+    }
+    // The survivors recorded before it, whatever their count says: had records been lost, the trace says so with
+    // an events_lost record, which the replay reports.
+    void deliver(const relocation_event&) {
+        shadow_.clear();
+        for (const auto& survivor : survivors_) shadow_[survivor.to] = survivor.size;
+        consume([&] { profiler_.on_collection(survivors_); });
+        survivors_.clear();
+    }
     void deliver(const access_sample& sample) {
         access_sample mapped_sample = sample;
         mapped_sample.access_context = mapped(sample.access_context);
@@ -214,6 +227,7 @@ private:
     std::unordered_map<context_id, context_id> to_tree_;
     // Where each allocated object begins (and its size): what a region move moves, which the trace does not list.
     std::map<address, std::uint64_t> shadow_;
+    std::vector<typename profiler<Policies>::relocated_object> survivors_; // since the last relocation record
     replay_result result_;
 };
 
