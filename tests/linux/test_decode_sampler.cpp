@@ -111,12 +111,15 @@ TEST_CASE("decode sampler: samples from one thread are real accesses to the buff
 TEST_CASE("decode sampler on the CPU-time timer: the requested rate, although timers fire on the tick") {
     // CPU-time timers expire on the kernel's tick (HZ 250 here: every 4 ms), so a timer set for 5 ms fires at 8.
     // Re-arming from the late firing lost that lateness at every sample: 138 samples per CPU second of the 200
-    // asked for, measured. Expiries are now set from the previous expiry; below the tick rate, the rate holds.
+    // asked for, 77-82 of 100, measured. Expiries are now set from the previous expiry, so the rate holds well
+    // below the tick rate. At 50/s (intervals of 10-30 ms) a firing is rarely late by a whole interval even
+    // when the thread shares its core; 150 samples are expected, with a standard deviation of about 3.5 (the
+    // intervals are uniform in [0.5, 1.5] of the mean): 93 % is three deviations below.
     in_child_process([] {
         auto rec = std::make_unique<recorder>();
         hardware_backend backend;
         backend_options options = options_for(sampler_kind::decode_timer);
-        options.samples_per_second = 100;
+        options.samples_per_second = 50;
         if (auto error = backend.start(options, rec->delivery())) {
             std::printf("start failed: %s\n", error->c_str());
             return 1;
@@ -124,14 +127,14 @@ TEST_CASE("decode sampler on the CPU-time timer: the requested rate, although ti
         const auto words = random_buffer(11);
         if (backend.attach_current_thread()) return 1;
         const double start = thread_cpu_seconds();
-        read_loop(words.get(), buffer_words, 2.0);
+        read_loop(words.get(), buffer_words, 3.0);
         const double seconds = thread_cpu_seconds() - start;
         backend.detach_current_thread();
         backend.stop();
         const double triggers = static_cast<double>(backend.counters().triggers.load());
-        std::printf("timer: %.0f triggers in %.2f s of CPU: %.1f per second (100 requested)\n", triggers, seconds,
+        std::printf("timer: %.0f triggers in %.2f s of CPU: %.1f per second (50 requested)\n", triggers, seconds,
                     triggers / seconds);
-        return triggers / seconds >= 90 && triggers / seconds <= 110 ? 0 : 1;
+        return triggers / seconds >= 0.93 * 50 && triggers / seconds <= 1.07 * 50 ? 0 : 1;
     });
 }
 
