@@ -152,18 +152,46 @@ struct recording_policies {
     using pairing = Pairing;
 };
 
+// The symbols a trace's events need, each written once before the first event that uses it: the calling context
+// tree's nodes (each after its parent, its frame's name the first time the frame appears) and the allocations'
+// types. `naming` names them.
+class trace_symbols {
+public:
+    explicit trace_symbols(report_naming naming) : naming_(std::move(naming)) {}
+
+    // Tree nodes inserted since the last call (the workload captures contexts between events).
+    void write_new_nodes(const context_tree& tree, trace_writer& writer) {
+        for (; written_nodes_ < tree.size(); ++written_nodes_) {
+            const auto id = static_cast<context_id>(written_nodes_);
+            const trace_frame_id frame = tree.frame_of(id);
+            if (id != tree.root && named_frames_.insert(frame).second)
+                writer.append_frame(frame, naming_.frame ? naming_.frame(frame) : std::to_string(frame));
+            writer.append(context_symbol{id, tree.parent(id), frame});
+        }
+    }
+    void write_type(type_id type, trace_writer& writer) {
+        if (type != no_type && named_types_.insert(type).second)
+            writer.append_type(type, naming_.type ? naming_.type(type) : std::to_string(type));
+    }
+
+private:
+    report_naming naming_;
+    std::size_t written_nodes_ = 0;
+    std::unordered_set<trace_frame_id> named_frames_;
+    std::unordered_set<type_id> named_types_;
+};
+
 // The machine's sink: forwards to the profiler and records. `naming` names the frames and types the trace's
 // symbols carry (the frames of every tree node the events use, the types of every allocation).
 template <class Profiler>
 class trace_recorder {
 public:
     trace_recorder(Profiler& profiler, profiler_effects& effects, trace_writer& writer, report_naming naming)
-        : profiler_(profiler), effects_(effects), writer_(writer), naming_(std::move(naming)) {}
+        : profiler_(profiler), effects_(effects), writer_(writer), symbols_(std::move(naming)) {}
 
     void on_allocation(address where, std::uint64_t size, context_id context, type_id type) {
         write_symbols();
-        if (type != no_type && named_types_.insert(type).second)
-            writer_.append_type(type, naming_.type ? naming_.type(type) : std::to_string(type));
+        symbols_.write_type(type, writer_);
         record([&] { profiler_.on_allocation(where, size, context, type); },
                allocation_event{emulated_thread, where, size, context, type});
     }
@@ -195,18 +223,7 @@ public:
     static constexpr trace_thread_id emulated_thread = 0;
 
 private:
-    // Tree nodes inserted since the last event (the workload captures contexts between events), each after its
-    // parent, with its frame's name the first time the frame appears.
-    void write_symbols() {
-        const auto& tree = profiler_.contexts();
-        for (; written_nodes_ < tree.size(); ++written_nodes_) {
-            const auto id = static_cast<context_id>(written_nodes_);
-            const trace_frame_id frame = tree.frame_of(id);
-            if (id != tree.root && named_frames_.insert(frame).second)
-                writer_.append_frame(frame, naming_.frame ? naming_.frame(frame) : std::to_string(frame));
-            writer_.append(context_symbol{id, tree.parent(id), frame});
-        }
-    }
+    void write_symbols() { symbols_.write_new_nodes(profiler_.contexts(), writer_); }
 
     // The memory the profiler read for the event goes before it (a replay has the bytes when it delivers the
     // event), the watchpoint calls after it (a replay compares them with its own once it has delivered it).
@@ -226,10 +243,7 @@ private:
     Profiler& profiler_;
     profiler_effects& effects_;
     trace_writer& writer_;
-    report_naming naming_;
-    std::size_t written_nodes_ = 0;
-    std::unordered_set<trace_frame_id> named_frames_;
-    std::unordered_set<type_id> named_types_;
+    trace_symbols symbols_;
     std::uint64_t collections_ = 0;
     std::uint64_t events_ = 0;
 };
