@@ -9,6 +9,7 @@
 #include "ojx/replay/replay_profile.hpp"
 #include "ojx/replay/replica_truth.hpp"
 #include "ojx/report.hpp"
+#include "recorded_scenarios.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -24,51 +25,7 @@ namespace {
 
 using namespace ojx;
 using namespace ojx::emulation;
-
-struct scenario {
-    std::string label;
-    std::vector<context_shape> shapes;
-    std::uint32_t collect_every = 0;
-    watch_trigger trigger = watch_trigger::loads_and_stores;
-};
-
-std::vector<scenario> scenarios() {
-    const context_shape control{.name = "control", .object_size = 1024,
-                                .group_sizes = std::vector<std::uint32_t>(40, 1)};
-    return {
-        {"shuffled groups", {{.name = "groups", .object_size = 1024, .group_sizes = {30, 20, 10}}, control}},
-        {"runs, mutated", {{.name = "runs", .object_size = 2048, .repeat_probability = 0.9, .objects = 80,
-                            .mutated_words = 3}, control}},
-        {"sparse partial replicas", {{.name = "sparse", .object_size = 2048, .group_sizes = {60}, .differing_words = 4,
-                                      .zero_fraction = 0.9}, control}},
-        {"moving collections", {{.name = "moved", .object_size = 1024, .group_sizes = {40, 40},
-                                 .order = ordering::runs}, control}, 30},
-        {"compared at the sample", {{.name = "at sample", .object_size = 1024, .group_sizes = {50, 10}}, control}, 0,
-         watch_trigger::at_sample},
-    };
-}
-
-session_config config_for(const scenario& s, std::uint64_t seed) {
-    session_config config;
-    config.profiler.seed = seed;
-    config.profiler.context_tree_capacity = 1024;
-    config.sampler = {.period = 61, .randomized = seed % 2 == 1, .seed = seed * 31 + 7};
-    config.heap_bytes = std::size_t{1} << 20;
-    config.trigger = s.trigger;
-    return config;
-}
-
-report_naming naming_for(const std::vector<context_shape>& shapes) {
-    return {[&shapes](std::uint64_t frame) { return synthetic_frame_name(frame, shapes); },
-            [&shapes](type_id type) { return type < shapes.size() ? shapes[type].type : std::string("?"); }};
-}
-
-struct recorded_run {
-    std::string live_json;
-    std::vector<std::byte> trace;
-    std::uint64_t accesses = 0;
-    workload_result workload;
-};
+using namespace ojx::testing;
 
 template <class Policies = policies<>>
 recorded_run record(const scenario& s, std::uint64_t seed) {
@@ -76,24 +33,10 @@ recorded_run record(const scenario& s, std::uint64_t seed) {
     access_recording_session<Policies> r(config_for(s, seed), naming);
     recorded_run run;
     run.workload = run_workload(r.machine, r.prof.contexts(), s.shapes, {.seed = seed, .collect_every = s.collect_every});
-    std::ostringstream out;
-    write_json(out, r.prof.report(), r.prof.contexts(), naming, r.facts());
-    run.live_json = out.str();
-    run.accesses = r.machine.accesses();
-    const auto bytes = r.trace.finish();
-    run.trace.assign(bytes.begin(), bytes.end());
-    REQUIRE(r.trace.writer().events_dropped() == 0);
+    run.live_json = profile_json(r, naming);
+    run.events = r.machine.accesses();
+    run.trace = finished_trace(r.trace);
     return run;
-}
-
-template <class Policies = policies<>>
-std::string unrecorded_json(const scenario& s, std::uint64_t seed) {
-    const auto naming = naming_for(s.shapes);
-    session<Policies> plain(config_for(s, seed));
-    run_workload(plain.machine, plain.prof.contexts(), s.shapes, {.seed = seed, .collect_every = s.collect_every});
-    std::ostringstream out;
-    write_json(out, plain.prof.report(), plain.prof.contexts(), naming, plain.facts());
-    return out.str();
 }
 
 } // namespace
@@ -101,22 +44,22 @@ std::string unrecorded_json(const scenario& s, std::uint64_t seed) {
 TEST_CASE("a trace of every access replayed as recorded gives the live profile byte for byte", "[replay][access]") {
     std::uint64_t bytes = 0;
     std::uint64_t accesses = 0;
-    for (const scenario& s : scenarios()) {
-        for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+        for (const scenario& s : scenarios()) {
             INFO(s.label << ", seed " << seed);
             const recorded_run run = record(s, seed);
-            REQUIRE(run.live_json == unrecorded_json(s, seed));
             const auto replay = replay::replay_profile(run.trace, "run.ojxt");
             INFO(replay.error);
+            REQUIRE(run.live_json == unrecorded_json(s, seed));
             REQUIRE(replay.error.empty());
             REQUIRE(replay.run.every_access);
             REQUIRE(replay.replay.complete);
             REQUIRE(replay.replay.undefined_contexts == 0);
-            REQUIRE(replay.accesses == run.accesses);
+            REQUIRE(replay.accesses == run.events);
             REQUIRE(replay.report.stats.comparisons > 0);
             REQUIRE(replay.json == run.live_json);
             bytes += run.trace.size();
-            accesses += run.accesses;
+            accesses += run.events;
         }
     }
     std::printf("every-access replay: %zu scenarios x 4 seeds replayed to the live profiles; %.2f trace bytes per "
@@ -154,7 +97,7 @@ TEST_CASE("a trace of samples and traps refuses what it cannot answer, naming th
     const auto naming = naming_for(s.shapes);
     recording_session<> r(config_for(s, 1), naming);
     run_workload(r.machine, r.prof.contexts(), s.shapes, {.seed = 1});
-    const auto bytes = r.trace.finish();
+    const auto bytes = finished_trace(r.trace);
     for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
              {"slots", "2"}, {"replacement", "keep-armed"}, {"pairing", "recent"}, {"period", "10"},
              {"sampling", "fixed"}, {"sampler-seed", "3"}, {"trigger", "loads-only"}, {"window", "0"}}) {

@@ -9,13 +9,9 @@ usage: access_replay_test.py OJX SYNTHETIC_DEMO WORK_DIR
 """
 import json
 import os
-import shutil
-import subprocess
 import sys
 
-
-def run(*command):
-    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+from replay_test import fresh_directory, run
 
 
 def read(path):
@@ -25,11 +21,8 @@ def read(path):
 
 def main():
     ojx, demo, work = sys.argv[1:4]
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    live = os.path.join(work, "live.json")
-    every = os.path.join(work, "every.ojxt")
-    sampled = os.path.join(work, "sampled.ojxt")
+    live, every, sampled = (os.path.join(fresh_directory(work), name)
+                            for name in ("live.json", "every.ojxt", "sampled.ojxt"))
 
     recorded = run(demo, "--json", live, "--record-accesses", every)
     assert recorded.returncode == 0, recorded.stderr

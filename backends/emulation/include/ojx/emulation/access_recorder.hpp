@@ -28,9 +28,6 @@ namespace ojx::emulation {
 template <class Machine>
 class access_recorder {
 public:
-    // The thread every emulated access comes from (the emulated program has one).
-    static constexpr trace_thread_id emulated_thread = 0;
-
     access_recorder(Machine& machine, const synthetic_heap& heap, const context_tree& tree, trace_writer& writer,
                     report_naming naming)
         : machine_(machine), heap_(heap), tree_(tree), writer_(writer), symbols_(std::move(naming)) {}
@@ -97,9 +94,7 @@ public:
         run.every_access = true;
         run.machine = {config.sampler.period, config.sampler.randomized, config.sampler.seed,
                        std::string(watch_trigger_name(config.trigger))};
-        for (const run_attribute& attribute : run_attributes(run)) trace.writer().append(attribute);
-        trace.writer().append_thread(access_recorder<emulated_machine<profiler_type>>::emulated_thread,
-                                     "emulated program");
+        write_run_header(trace.writer(), run);
     }
 
     run_facts facts() const { return live_.facts(); }

@@ -35,6 +35,9 @@
 
 namespace ojx::emulation {
 
+// The thread every recorded emulated event comes from (the emulated program has one).
+inline constexpr trace_thread_id emulated_thread = 0;
+
 // A whole trace in memory: the file header, then each block as the writer closes it.
 class in_memory_trace {
 public:
@@ -219,8 +222,6 @@ public:
     // Events the profiler consumed (allocations, frees, moves, collections, samples, traps).
     std::uint64_t events() const noexcept { return events_; }
 
-    // The thread every emulated event comes from (the emulated program has one).
-    static constexpr trace_thread_id emulated_thread = 0;
 
 private:
     void write_symbols() { symbols_.write_new_nodes(profiler_.contexts(), writer_); }
@@ -248,6 +249,13 @@ private:
     std::uint64_t events_ = 0;
 };
 
+// What a recorded trace of the emulated program starts with: the run's attributes (trace_run.hpp) and the emulated
+// thread's name.
+inline void write_run_header(trace_writer& writer, const trace_run_description& run) {
+    for (const run_attribute& attribute : run_attributes(run)) writer.append(attribute);
+    writer.append_thread(emulated_thread, "emulated program");
+}
+
 // An emulated session (session.hpp) that records: the same heap, sampler, debug registers and profiler settings,
 // the profiler reading and arming through the recording policies, the machine feeding the recorder. The trace
 // starts with the run's attributes (trace_run.hpp) and the emulated thread's name.
@@ -265,9 +273,7 @@ public:
           prof(config.profiler, recorded_watchpoints, recorded_memory),
           recorder(prof, effects_, trace.writer(), std::move(naming)),
           machine(heap, sampler, watchpoints, recorder) {
-        const trace_run_description run{prof.config(), watchpoints.slot_count(), facts()};
-        for (const run_attribute& attribute : run_attributes(run)) trace.writer().append(attribute);
-        trace.writer().append_thread(trace_recorder<profiler_type>::emulated_thread, "emulated program");
+        write_run_header(trace.writer(), {prof.config(), watchpoints.slot_count(), facts()});
     }
 
     run_facts facts() const { return emulation_facts<Policies>(sampler, watchpoints); }

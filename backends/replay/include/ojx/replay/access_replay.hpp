@@ -21,7 +21,6 @@
 #include "ojx/replay/trace_contexts.hpp"
 #include "ojx/replay/trace_replay.hpp"
 #include "ojx/trace_format.hpp"
-#include "ojx/trace_reader.hpp"
 #include "ojx/trace_run.hpp"
 #include "ojx/watchpoint_pool.hpp"
 
@@ -60,13 +59,7 @@ public:
 
     // Replays the whole trace. `file` must outlive the call.
     replay_result run(std::span<const std::byte> file, std::string_view name) {
-        trace_reader reader(file, name);
-        while (const auto event = reader.next()) std::visit([this](const auto& e) { deliver(e); }, *event);
-        result_.error = reader.failed() ? reader.error() : std::string();
-        result_.complete = reader.complete();
-        result_.undefined_contexts = contexts_.undefined();
-        result_.frames = reader.frames();
-        result_.types = reader.types();
+        deliver_trace(file, name, [this](const auto& e) { deliver(e); }, contexts_, result_);
         return std::move(result_);
     }
 
@@ -113,18 +106,10 @@ private:
     }
     void deliver(const memory_fill_event& fill) { memory_.write(fill.where, fill.bytes); }
     void deliver(const events_lost_event& lost) { result_.events_lost += lost.count; }
-    // The recording's own samples, traps, watchpoint calls and reads (the replay makes its own), symbols the reader
-    // keeps, the run's description (read before the replay), and what the profiler has no use for.
-    void deliver(const access_sample&) {}
-    void deliver(const watchpoint_trap&) {}
-    void deliver(const watchpoint_arm_event&) {}
-    void deliver(const watchpoint_disarm_event&) {}
-    void deliver(const memory_contents_event&) {}
-    void deliver(const type_symbol&) {}
-    void deliver(const frame_symbol&) {}
-    void deliver(const thread_symbol&) {}
-    void deliver(const run_attribute&) {}
-    void deliver(const gc_end_event&) {}
+    // Everything else: the recording's own samples, traps, watchpoint calls and reads (the replay makes its own),
+    // symbols the reader keeps, the run's description (read before the replay), and GC ends.
+    template <class Other>
+    void deliver(const Other&) {}
 
     profiler_type& profiler_;
     machine_type& machine_;

@@ -100,6 +100,20 @@ struct replay_result {
     }
 };
 
+// Reads the whole trace, hands each event to `deliver`, and notes in `result` how the reading went, the contexts
+// it named without defining them, and the trace's symbols.
+template <class Deliver>
+void deliver_trace(std::span<const std::byte> file, std::string_view name, Deliver&& deliver,
+                   const trace_contexts& contexts, replay_result& result) {
+    trace_reader reader(file, name);
+    while (const auto event = reader.next()) std::visit(deliver, *event);
+    result.error = reader.failed() ? reader.error() : std::string();
+    result.complete = reader.complete();
+    result.undefined_contexts = contexts.undefined();
+    result.frames = reader.frames();
+    result.types = reader.types();
+}
+
 template <class Policies>
 class trace_replayer {
     static_assert(std::is_same_v<typename Policies::watchpoints, replay_watchpoints> &&
@@ -112,14 +126,8 @@ public:
 
     // Replays the whole trace. `file` must outlive the call.
     replay_result run(std::span<const std::byte> file, std::string_view name) {
-        trace_reader reader(file, name);
-        while (const auto event = reader.next()) std::visit([this](const auto& e) { deliver(e); }, *event);
-        result_.error = reader.failed() ? reader.error() : std::string();
-        result_.complete = reader.complete();
+        deliver_trace(file, name, [this](const auto& e) { deliver(e); }, contexts_, result_);
         result_.watchpoint_differences = watchpoints_.differences();
-        result_.undefined_contexts = contexts_.undefined();
-        result_.frames = reader.frames();
-        result_.types = reader.types();
         return std::move(result_);
     }
 
