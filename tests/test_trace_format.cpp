@@ -161,10 +161,11 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
     }
     std::vector<ojx::allocation_event> last_allocation(threads.size());
     std::vector<ojx::access_sample> last_sample(threads.size());
+    std::vector<ojx::access_event> last_access(threads.size());
     std::vector<trace_event> events;
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t t = values.pick(threads.size());
-        switch (values.pick(19)) {
+        switch (values.pick(22)) {
         case 0: events.push_back(ojx::type_symbol{.id = values.u32(), .name = values.name()}); break;
         case 1: events.push_back(ojx::frame_symbol{.id = values.u64(), .name = values.name()}); break;
         case 2:
@@ -218,13 +219,41 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
                 .bytes = std::span(memory_pattern()).subspan(start, values.pick(65))});
             break;
         }
-        case 16: {
+        case 16:
+        case 17: {
+            // Runs of one thread's accesses (next-access records), stepping word by word or jumping, with values
+            // given, zero, small, raw-sized or implied, at widths in and out of 1..8.
+            auto& previous = last_access[t];
+            const std::uint8_t width = values.pick(3) == 0 ? values.u8() : previous.width;
+            ojx::access_event access{.thread = threads[t],
+                .ip = values.pick(2) == 0 ? previous.ip : values.u64(previous.ip),
+                .where = values.pick(2) == 0 ? previous.where + previous.width : values.u64(previous.where),
+                .width = width, .kind = values.pick(2) == 0 ? ojx::access_kind::load : ojx::access_kind::store,
+                .context = values.pick(2) == 0 ? previous.context : values.u32(previous.context)};
+            if (values.pick(3) != 0) access.value = values.u64();
+            previous = access;
+            events.push_back(access);
+            for (std::uint64_t more = values.pick(4); more > 0; --more) {
+                access.where += access.width;
+                access.value = values.pick(2) == 0 ? std::optional<std::uint64_t>() : values.u64();
+                previous = access;
+                events.push_back(access);
+            }
+            break;
+        }
+        case 18: {
+            const std::size_t start = values.pick(memory_pattern().size() - 64);
+            events.push_back(ojx::memory_fill_event{.where = values.u64(),
+                .bytes = std::span(memory_pattern()).subspan(start, values.pick(65))});
+            break;
+        }
+        case 19: {
             const auto from = values.u64();
             events.push_back(ojx::relocated_object_event{.from = from, .to = values.u64(from), .size = values.u64(),
                 .object = {values.u32(), values.u32(), values.u64()}});
             break;
         }
-        case 17: events.push_back(ojx::relocation_event{.count = values.u64()}); break;
+        case 20: events.push_back(ojx::relocation_event{.count = values.u64()}); break;
         default:
             events.push_back(ojx::watchpoint_trap{.slot = values.u64(), .watched_address = values.u64(),
                 .value = values.u64(), .width = values.u8(),

@@ -2,7 +2,8 @@
 // a synthetic heap, and turns them into the events a real backend would deliver — allocation, free and move
 // events, access samples (chosen by the emulated sampler, with the value the access sees) and watchpoint traps
 // (from the emulated debug registers, after the access, with the value now there). Deterministic: the same
-// program and seeds give the same events.
+// program and seeds give the same events. The memory is the synthetic heap, or any memory with the same loads and
+// stores (a replay's, rebuilt from a trace of every access: then only the access path is used).
 #pragma once
 
 #include "ojx/emulation/emulated_sampler.hpp"
@@ -27,10 +28,10 @@ concept heap_event_sink = sample_sink<S> && requires(S& sink, address a, std::ui
     sink.on_gc_start();
 };
 
-template <heap_event_sink Sink>
+template <heap_event_sink Sink, class Memory = synthetic_heap>
 class emulated_machine {
 public:
-    emulated_machine(synthetic_heap& heap, emulated_sampler& sampler, emulated_watchpoints& watchpoints, Sink& sink)
+    emulated_machine(Memory& heap, emulated_sampler& sampler, emulated_watchpoints& watchpoints, Sink& sink)
         : heap_(heap), sampler_(sampler), watchpoints_(watchpoints), sink_(sink) {}
 
     std::uint64_t accesses() const noexcept { return accesses_; }
@@ -43,8 +44,11 @@ public:
         return where;
     }
 
-    void free(address where) {
-        if (heap_.release(where)) sink_.on_free(where);
+    // False when no live object starts at `where` (nothing happens then).
+    bool free(address where) {
+        if (!heap_.release(where)) return false;
+        sink_.on_free(where);
+        return true;
     }
 
     // A moving collection: the sink hears GC start, then every move. Returns the moves.
@@ -87,7 +91,7 @@ private:
         }
     }
 
-    synthetic_heap& heap_;
+    Memory& heap_;
     emulated_sampler& sampler_;
     emulated_watchpoints& watchpoints_;
     Sink& sink_;
