@@ -29,7 +29,9 @@ struct context_profile {
     std::vector<access_context> accesses; // most sampled first
 
     // At least this many bytes would be saved if the replicas shared one copy.
-    double replicated_bytes() const noexcept { return replicated_bytes_lower_bound(estimate, bytes); }
+    double replicated_bytes() const noexcept {
+        return replicated_bytes_lower_bound(estimate, static_cast<double>(objects), static_cast<double>(bytes));
+    }
 };
 
 // A numeric counter of the run, by its path in the profile's `run` object ("samples",

@@ -76,7 +76,7 @@ void write_profile_json(std::ostream& out, const profile& p) {
     for (std::size_t i = 0; i < p.contexts.size(); ++i) {
         const context_profile& c = p.contexts[i];
         out << (i ? ",\n" : "\n");
-        write_context_json(out, c.type, c.frames, c.objects, c.bytes, c.estimate,
+        write_context_json(out, c.type, c.frames, c.objects, c.bytes, nullptr, c.estimate,
                            c.has_evidence ? &c.evidence : nullptr, c.accesses);
     }
     out << "\n  ]\n}\n";

@@ -160,12 +160,13 @@ public:
     trace_recorder(Profiler& profiler, profiler_effects& effects, trace_writer& writer, report_naming naming)
         : profiler_(profiler), effects_(effects), writer_(writer), naming_(std::move(naming)) {}
 
-    void on_allocation(address where, std::uint64_t size, context_id context, type_id type) {
+    void on_allocation(address where, std::uint64_t size, context_id context, type_id type,
+                       const allocation_shape& shape = {}) {
         write_symbols();
         if (type != no_type && named_types_.insert(type).second)
             writer_.append_type(type, naming_.type ? naming_.type(type) : std::to_string(type));
-        record([&] { profiler_.on_allocation(where, size, context, type); },
-               allocation_event{emulated_thread, where, size, context, type});
+        record([&] { profiler_.on_allocation(where, size, context, type, shape); },
+               allocation_event{emulated_thread, where, size, context, type, shape});
     }
     void on_free(address where) {
         write_symbols();

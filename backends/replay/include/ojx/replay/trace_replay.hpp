@@ -130,7 +130,7 @@ private:
     }
     void deliver(const allocation_event& a) {
         shadow_[a.where] = a.size;
-        consume([&] { profiler_.on_allocation(a.where, a.size, mapped(a.context), a.type); });
+        consume([&] { profiler_.on_allocation(a.where, a.size, mapped(a.context), a.type, a.shape); });
     }
     void deliver(const free_event& f) {
         shadow_.erase(f.where);
