@@ -44,13 +44,14 @@ void profiling_session::detach_current_thread() noexcept {
 }
 
 std::optional<object_info> profiling_session::on_allocation(address begin, std::uint64_t size,
-                                                           std::span<const std::uint64_t> frames, type_id type) {
+                                                           std::span<const std::uint64_t> frames, type_id type,
+                                                           const allocation_shape& shape) {
     std::uint64_t root_first[max_frames];
     const std::size_t depth = std::min(frames.size(), max_frames);
     std::reverse_copy(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(depth), root_first);
     const guard locked(lock_);
     const context_id context = profiler_->contexts().insert_path(std::span<const std::uint64_t>(root_first, depth));
-    return profiler_->on_allocation(begin, size, context, type);
+    return profiler_->on_allocation(begin, size, context, type, shape);
 }
 
 void profiling_session::on_free(address begin) {
