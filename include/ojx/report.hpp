@@ -126,8 +126,8 @@ struct named_access_context {
 
 // One type's allocation metrics by name (a context_allocations entry, or a profile's).
 struct named_type_allocations {
-    std::string type;           // empty for the types beyond the per-context table, summed
-    type_allocations counts;    // its `type` field is not used
+    std::string type;
+    type_allocations counts; // its `type` id is not used: the name is what profiles carry
 };
 
 // A context's allocation metrics as a profile carries them: JP's instances per type, arrays and their elements.
