@@ -180,6 +180,9 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
                 .size = values.pick(2) == 0 ? previous.size : values.u64(previous.size),
                 .context = values.pick(2) == 0 ? previous.context : values.u32(previous.context),
                 .type = values.pick(2) == 0 ? previous.type : values.u32(previous.type)};
+            // Each shape field present or not (an allocation shape record follows when either is).
+            if (values.pick(3) == 0) allocation.shape.header_bytes = values.u64();
+            if (values.pick(3) == 0) allocation.shape.array_length = values.u64();
             previous = allocation;
             events.push_back(allocation);
             break;
@@ -403,6 +406,47 @@ TEST_CASE("foreign files, newer versions and damage are refused with a message",
     const auto result = read_all(unknown);
     REQUIRE(result.events.size() == 1);
     REQUIRE(result.error == "trace.ojxt: block 0 at byte 22: unknown record tag 0x07");
+}
+
+// A file of one block with `payload`, its checksum right.
+std::vector<std::byte> one_block(std::span<const std::byte> payload) {
+    const auto header = ojx::trace_file_header();
+    std::vector<std::byte> file(header.begin(), header.end());
+    for (const std::uint32_t field : {static_cast<std::uint32_t>(payload.size()), ojx::crc32c(payload)}) {
+        for (int i = 0; i < 4; ++i) {
+            file.push_back(static_cast<std::byte>((field >> (8 * i)) & 0xFFu));
+        }
+    }
+    file.insert(file.end(), payload.begin(), payload.end());
+    return file;
+}
+
+TEST_CASE("an allocation's shape rides with it, full or compact, and nowhere else", "[trace]") {
+    const ojx::allocation_shape array{.header_bytes = 16, .array_length = 1020};
+    const std::vector<trace_event> events{
+        ojx::allocation_event{.thread = 3, .where = 0x1000, .size = 4080, .context = 1, .type = 2, .shape = array},
+        ojx::allocation_event{.thread = 3, .where = 0x1000 + 4080, .size = 4080, .context = 1, .type = 2, .shape = array},
+        ojx::allocation_event{.thread = 3, .where = 0x1000 + 8160, .size = 64, .context = 1, .type = 2},
+        ojx::allocation_event{.thread = 4, .where = 0x9000, .size = 100, .context = 2, .type = 5,
+                              .shape = {.header_bytes = 12}},
+    };
+    const auto trace = write_trace(events, 4096);
+    const auto read = read_all(trace.file);
+    REQUIRE(read.error.empty());
+    REQUIRE(read.events == events);
+    // Full record + shape (6 fields + 4 bytes of shape), then the compact forms: 1 byte + 5 of shape, and 1 byte.
+    const std::size_t payload = trace.file.size() - ojx::trace_header_size - ojx::trace_block_header_size;
+    CHECK(payload < 40);
+
+    const std::array<std::byte, 4> stray = {std::byte{ojx::trace_tag::allocation_shape}, std::byte{2}, std::byte{8},
+                                            std::byte{ojx::trace_tag::end_of_trace}};
+    REQUIRE(read_all(one_block(stray)).error ==
+            "trace.ojxt: block 0 at byte 20: allocation shape (tag 0x16) does not follow an allocation");
+    const std::array<std::byte, 9> bad_flags = {std::byte{ojx::trace_tag::allocation}, std::byte{1}, std::byte{2},
+        std::byte{3}, std::byte{4}, std::byte{5}, std::byte{ojx::trace_tag::allocation_shape}, std::byte{0x04},
+        std::byte{ojx::trace_tag::end_of_trace}};
+    REQUIRE(read_all(one_block(bad_flags)).error ==
+            "trace.ojxt: block 0 at byte 20: allocation shape flags 0x04 name an unknown field");
 }
 
 TEST_CASE("bytes per event on realistic streams", "[trace]") {

@@ -5,6 +5,7 @@
 // or sample be written in a few bytes. Standard C++ only: no OS or JVM notion.
 #pragma once
 
+#include "ojx/allocation_metrics.hpp"
 #include "ojx/sampler.hpp"
 #include "ojx/types.hpp"
 
@@ -83,6 +84,7 @@ struct allocation_event {
     std::uint64_t size = 0;
     context_id context = no_context;
     type_id type = no_type;
+    allocation_shape shape{}; // written as an allocation shape record (0x16) after the allocation, when not empty
     friend bool operator==(const allocation_event&, const allocation_event&) = default;
 };
 struct free_event {
@@ -198,6 +200,10 @@ inline constexpr std::uint8_t move = 0x12;
 inline constexpr std::uint8_t region_move = 0x13;
 inline constexpr std::uint8_t gc_start = 0x14;
 inline constexpr std::uint8_t gc_end = 0x15;
+// Follows an allocation record (full or compact) in the same block: its allocation_shape. Bits of the flags byte:
+inline constexpr std::uint8_t allocation_shape = 0x16;
+inline constexpr std::uint8_t shape_has_header = 0x01; // header bytes varint follows
+inline constexpr std::uint8_t shape_is_array = 0x02;   // array length varint follows
 inline constexpr std::uint8_t relocated_object = 0x17;
 inline constexpr std::uint8_t relocation = 0x18;
 inline constexpr std::uint8_t access_sample = 0x20;

@@ -309,11 +309,15 @@ private:
             allocation.size = get_varint();
             allocation.context = get_u32("context id");
             allocation.type = get_u32("type id");
+            get_shape(allocation.shape);
             if (!record_failed_) {
                 slots_.remember_allocation(slots_.bind(allocation.thread), allocation);
             }
             return allocation;
         }
+        case trace_tag::allocation_shape:
+            fail_record("allocation shape (tag 0x16) does not follow an allocation");
+            return std::nullopt;
         case trace_tag::free:
             return free_event{.where = get_varint()};
         case trace_tag::move: {
@@ -466,6 +470,26 @@ private:
         return access;
     }
 
+    // The allocation shape record that may follow an allocation in its block; the writer writes the two as one.
+    void get_shape(allocation_shape& shape) {
+        if (record_failed_ || position_ >= block_end_ ||
+            file_[position_] != static_cast<std::byte>(trace_tag::allocation_shape)) {
+            return;
+        }
+        ++position_;
+        const std::uint8_t flags = get_byte();
+        if ((flags & ~(trace_tag::shape_has_header | trace_tag::shape_is_array)) != 0 && !record_failed_) {
+            fail_record("allocation shape flags " + hex_byte(flags) + " name an unknown field");
+            return;
+        }
+        if ((flags & trace_tag::shape_has_header) != 0) {
+            shape.header_bytes = get_varint();
+        }
+        if ((flags & trace_tag::shape_is_array) != 0) {
+            shape.array_length = get_varint();
+        }
+    }
+
     std::optional<trace_event> decode_compact_allocation(std::uint8_t tag) {
         const std::size_t slot = (tag >> 3) & 0x0Fu;
         if (!slots_[slot].has_allocation) {
@@ -485,6 +509,7 @@ private:
         if ((tag & trace_tag::compact_same_type) == 0) {
             allocation.type = apply_zigzag_delta32(previous.allocation_type, get_u32("type delta"));
         }
+        get_shape(allocation.shape);
         if (!record_failed_) {
             slots_.remember_allocation(slot, allocation);
         }

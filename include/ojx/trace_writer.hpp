@@ -68,6 +68,7 @@ public:
                 if (!same_type) {
                     out.put_varint(zigzag_delta32(previous.allocation_type, allocation.type));
                 }
+                put_shape(out, allocation.shape);
                 if (!out.overflowed()) {
                     slots.remember_allocation(found, allocation);
                 }
@@ -79,6 +80,7 @@ public:
             out.put_varint(allocation.size);
             out.put_varint(allocation.context);
             out.put_varint(allocation.type);
+            put_shape(out, allocation.shape);
             if (!out.overflowed()) {
                 slots.remember_allocation(slots.bind(allocation.thread), allocation);
             }
@@ -349,6 +351,17 @@ private:
         // The length field is 32 bits.
         constexpr std::size_t largest = trace_block_header_size + std::numeric_limits<std::uint32_t>::max();
         buffer_ = buffer.first(buffer.size() < largest ? buffer.size() : largest);
+    }
+
+    // The allocation shape record that follows an allocation, when there is anything to say. Signal-safe.
+    static void put_shape(trace_byte_writer& out, const allocation_shape& shape) noexcept {
+        const std::uint8_t flags = (shape.header_bytes != 0 ? trace_tag::shape_has_header : 0) |
+                                   (shape.array_length ? trace_tag::shape_is_array : 0);
+        if (flags == 0) return;
+        out.put_byte(trace_tag::allocation_shape);
+        out.put_byte(flags);
+        if (shape.header_bytes != 0) out.put_varint(shape.header_bytes);
+        if (shape.array_length) out.put_varint(*shape.array_length);
     }
 
     template <class Encode>

@@ -40,8 +40,10 @@ std::vector<std::byte> make_trace(int variant) {
         ojx::address top = base + thread * 0x10000u;
         for (int i = 0; i < 6; ++i) {
             const std::uint64_t size = 1024u + 16u * static_cast<std::uint64_t>((i * 7 + variant) % 5);
-            writer.append(ojx::allocation_event{.thread = thread, .where = top, .size = size,
-                .context = static_cast<ojx::context_id>(1 + i / 3), .type = 1});
+            ojx::allocation_event allocation{.thread = thread, .where = top, .size = size,
+                .context = static_cast<ojx::context_id>(1 + i / 3), .type = 1};
+            if (i % 2 == 0) allocation.shape = {.header_bytes = 16, .array_length = size - 16}; // a byte[]: 0x16 too
+            writer.append(allocation);
             top += size;
         }
     }

@@ -32,11 +32,12 @@ public:
                     report_naming naming)
         : machine_(machine), heap_(heap), tree_(tree), writer_(writer), symbols_(std::move(naming)) {}
 
-    std::optional<address> allocate(std::uint64_t size, context_id context, type_id type) {
+    std::optional<address> allocate(std::uint64_t size, context_id context, type_id type,
+                                    const allocation_shape& shape = {}) {
         symbols_.write_new_nodes(tree_, writer_);
         symbols_.write_type(type, writer_);
-        const auto where = machine_.allocate(size, context, type);
-        if (where) writer_.append(allocation_event{emulated_thread, *where, size, context, type});
+        const auto where = machine_.allocate(size, context, type, shape);
+        if (where) writer_.append(allocation_event{emulated_thread, *where, size, context, type, shape});
         return where;
     }
 

@@ -9,6 +9,7 @@
 #include "ojx/emulation/emulated_sampler.hpp"
 #include "ojx/emulation/emulated_watchpoints.hpp"
 #include "ojx/emulation/synthetic_heap.hpp"
+#include "ojx/allocation_metrics.hpp"
 #include "ojx/sampler.hpp"
 #include "ojx/types.hpp"
 
@@ -21,8 +22,9 @@ namespace ojx::emulation {
 
 // What receives the machine's events: the profiler, or anything that records or checks them.
 template <class S>
-concept heap_event_sink = sample_sink<S> && requires(S& sink, address a, std::uint64_t size, context_id c, type_id t) {
-    sink.on_allocation(a, size, c, t);
+concept heap_event_sink = sample_sink<S> && requires(S& sink, address a, std::uint64_t size, context_id c, type_id t,
+                                                      const allocation_shape& shape) {
+    sink.on_allocation(a, size, c, t, shape);
     sink.on_free(a);
     sink.on_move(a, a);
     sink.on_gc_start();
@@ -38,9 +40,10 @@ public:
     std::uint64_t traps() const noexcept { return traps_; }
 
     // Allocates and reports the object; none when the heap is full (collect, then retry).
-    std::optional<address> allocate(std::uint64_t size, context_id context, type_id type) {
+    std::optional<address> allocate(std::uint64_t size, context_id context, type_id type,
+                                    const allocation_shape& shape = {}) {
         const auto where = heap_.allocate(size);
-        if (where) sink_.on_allocation(*where, size, context, type);
+        if (where) sink_.on_allocation(*where, size, context, type, shape);
         return where;
     }
 

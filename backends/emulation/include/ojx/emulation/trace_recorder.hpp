@@ -138,11 +138,12 @@ public:
     trace_recorder(Profiler& profiler, profiler_effects& effects, trace_writer& writer, report_naming naming)
         : profiler_(profiler), writer_(writer), recorder_(writer, effects), symbols_(std::move(naming)) {}
 
-    void on_allocation(address where, std::uint64_t size, context_id context, type_id type) {
+    void on_allocation(address where, std::uint64_t size, context_id context, type_id type,
+                       const allocation_shape& shape = {}) {
         write_symbols();
         symbols_.write_type(type, writer_);
-        recorder_.record([&] { profiler_.on_allocation(where, size, context, type); },
-                         allocation_event{emulated_thread, where, size, context, type});
+        recorder_.record([&] { profiler_.on_allocation(where, size, context, type, shape); },
+                         allocation_event{emulated_thread, where, size, context, type, shape});
     }
     void on_free(address where) {
         write_symbols();

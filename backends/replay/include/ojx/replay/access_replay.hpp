@@ -68,7 +68,7 @@ private:
     void deliver(const allocation_event& a) {
         extents_.allocate(a.where, a.size, a.context);
         memory_.zero(a.where, a.size);
-        profiler_.on_allocation(a.where, a.size, contexts_.mapped(a.context), a.type);
+        profiler_.on_allocation(a.where, a.size, contexts_.mapped(a.context), a.type, a.shape);
         ++result_.events;
     }
     void deliver(const free_event& f) {

@@ -135,7 +135,7 @@ private:
     void deliver(const context_symbol& node) { contexts_.define(node); }
     void deliver(const allocation_event& a) {
         extents_.allocate(a.where, a.size, a.context);
-        consume([&] { profiler_.on_allocation(a.where, a.size, contexts_.mapped(a.context), a.type); });
+        consume([&] { profiler_.on_allocation(a.where, a.size, contexts_.mapped(a.context), a.type, a.shape); });
     }
     void deliver(const free_event& f) {
         extents_.free(f.where);
