@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 namespace ojx {
 
@@ -125,6 +126,21 @@ struct relocation_event {
     std::uint64_t count = 0;
     friend bool operator==(const relocation_event&, const relocation_event&) = default;
 };
+// Live objects of one type, as an independent census counts them.
+struct census_count {
+    type_id type = no_type;
+    std::uint64_t objects = 0;
+    std::uint64_t bytes = 0; // of their contents, as the objects are tracked (headers excluded)
+    friend bool operator==(const census_count&, const census_count&) = default;
+};
+// The tracked objects alive at this point as the runtime itself counted them, by type (the JVM agent's census=: a
+// JVMTI heap walk over the objects it tagged, taken just after collection `gc`'s survivors were relocated). Not an
+// event for the profiler: `ojx heap --check-census` compares it with the heap the trace rebuilds here.
+struct heap_census_event {
+    std::uint64_t gc = 0;
+    std::vector<census_count> types;
+    friend bool operator==(const heap_census_event&, const heap_census_event&) = default;
+};
 // The profiled program's memory as the profiler read it while handling the event that follows (the content digest
 // of the window around a compared word): a replay answers the profiler's reads from these bytes. `bytes` points
 // into the caller's storage (the writer copies it; the reader points into the file).
@@ -155,7 +171,7 @@ struct events_lost_event {
 using trace_event = std::variant<type_symbol, frame_symbol, context_symbol, thread_symbol, allocation_event,
     free_event, move_event, region_move_event, gc_start_event, gc_end_event, access_sample, watchpoint_arm_event,
     watchpoint_disarm_event, watchpoint_trap, events_lost_event, run_attribute, memory_contents_event,
-    relocated_object_event, relocation_event>;
+    relocated_object_event, relocation_event, heap_census_event>;
 
 // ---- Record tags -------------------------------------------------------------------------------------------
 
@@ -175,6 +191,7 @@ inline constexpr std::uint8_t gc_start = 0x14;
 inline constexpr std::uint8_t gc_end = 0x15;
 inline constexpr std::uint8_t relocated_object = 0x17;
 inline constexpr std::uint8_t relocation = 0x18;
+inline constexpr std::uint8_t heap_census = 0x19;
 inline constexpr std::uint8_t access_sample = 0x20;
 inline constexpr std::uint8_t memory_contents = 0x21;
 inline constexpr std::uint8_t watchpoint_arm = 0x30;

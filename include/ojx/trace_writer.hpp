@@ -165,6 +165,17 @@ public:
     bool append(const relocation_event& relocation) noexcept {
         return write_simple(trace_tag::relocation, [&](trace_byte_writer& out) { out.put_varint(relocation.count); });
     }
+    bool append(const heap_census_event& census) noexcept {
+        return write_simple(trace_tag::heap_census, [&](trace_byte_writer& out) {
+            out.put_varint(census.gc);
+            out.put_varint(census.types.size());
+            for (const census_count& count : census.types) {
+                out.put_varint(count.type);
+                out.put_varint(count.objects);
+                out.put_varint(count.bytes);
+            }
+        });
+    }
     bool append(const memory_contents_event& memory) noexcept {
         return write_simple(trace_tag::memory_contents, [&](trace_byte_writer& out) {
             out.put_varint(memory.where);

@@ -192,6 +192,7 @@ private:
     void deliver(const thread_symbol&) {}
     void deliver(const run_attribute&) {}
     void deliver(const gc_end_event&) {}
+    void deliver(const heap_census_event&) {}
 
     template <class Deliver>
     void consume(Deliver deliver_to_profiler) {
