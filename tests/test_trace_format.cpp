@@ -175,7 +175,7 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
     std::vector<trace_event> events;
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t t = values.pick(threads.size());
-        switch (values.pick(20)) {
+        switch (values.pick(22)) {
         case 0: events.push_back(ojx::type_symbol{.id = values.u32(), .name = values.name()}); break;
         case 1: events.push_back(ojx::frame_symbol{.id = values.u64(), .name = values.name()}); break;
         case 2:
@@ -236,6 +236,8 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
             break;
         }
         case 17: events.push_back(ojx::relocation_event{.count = values.u64()}); break;
+        case 19: events.push_back(ojx::kept_survivors_event{.skip = values.u64(), .count = values.u64()}); break;
+        case 20: events.push_back(ojx::moved_survivor_event{.skip = values.u64(), .distance = values.u64()}); break;
         case 18: {
             const std::size_t start = values.pick(census_pattern().size());
             const std::size_t end = start + values.pick(census_pattern().size() - start + 1);

@@ -126,6 +126,21 @@ struct relocation_event {
     std::uint64_t count = 0;
     friend bool operator==(const relocation_event&, const relocation_event&) = default;
 };
+// Survivors of the previous relocation that this one keeps where they are: pass over `skip` of the previous
+// relocation's survivors (from where the last such record left off), then the next `count` stay, each with its size
+// and what the profiler knew of it (relocation_survivors.hpp).
+struct kept_survivors_event {
+    std::uint64_t skip = 0;
+    std::uint64_t count = 0;
+    friend bool operator==(const kept_survivors_event&, const kept_survivors_event&) = default;
+};
+// One survivor of the previous relocation that moved: pass over `skip`, then the next one is now `distance` bytes
+// (modulo 2^64) from where it was.
+struct moved_survivor_event {
+    std::uint64_t skip = 0;
+    std::uint64_t distance = 0;
+    friend bool operator==(const moved_survivor_event&, const moved_survivor_event&) = default;
+};
 // Live objects of one type, as an independent census counts them.
 struct census_count {
     type_id type = no_type;
@@ -171,7 +186,7 @@ struct events_lost_event {
 using trace_event = std::variant<type_symbol, frame_symbol, context_symbol, thread_symbol, allocation_event,
     free_event, move_event, region_move_event, gc_start_event, gc_end_event, access_sample, watchpoint_arm_event,
     watchpoint_disarm_event, watchpoint_trap, events_lost_event, run_attribute, memory_contents_event,
-    relocated_object_event, relocation_event, heap_census_event>;
+    relocated_object_event, relocation_event, heap_census_event, kept_survivors_event, moved_survivor_event>;
 
 // ---- Record tags -------------------------------------------------------------------------------------------
 
@@ -192,6 +207,8 @@ inline constexpr std::uint8_t gc_end = 0x15;
 inline constexpr std::uint8_t relocated_object = 0x17;
 inline constexpr std::uint8_t relocation = 0x18;
 inline constexpr std::uint8_t heap_census = 0x19;
+inline constexpr std::uint8_t kept_survivors = 0x1A;
+inline constexpr std::uint8_t moved_survivor = 0x1B;
 inline constexpr std::uint8_t access_sample = 0x20;
 inline constexpr std::uint8_t memory_contents = 0x21;
 inline constexpr std::uint8_t watchpoint_arm = 0x30;

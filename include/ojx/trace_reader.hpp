@@ -342,6 +342,16 @@ private:
         }
         case trace_tag::relocation:
             return relocation_event{.count = get_varint()};
+        case trace_tag::kept_survivors: {
+            kept_survivors_event kept{.skip = get_varint()};
+            kept.count = get_varint();
+            return kept;
+        }
+        case trace_tag::moved_survivor: {
+            moved_survivor_event moved{.skip = get_varint()};
+            moved.distance = apply_zigzag_delta(0, get_varint());
+            return moved;
+        }
         case trace_tag::heap_census: {
             heap_census_event census{.gc = get_varint()};
             const std::uint64_t count = get_varint();

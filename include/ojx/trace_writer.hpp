@@ -165,6 +165,18 @@ public:
     bool append(const relocation_event& relocation) noexcept {
         return write_simple(trace_tag::relocation, [&](trace_byte_writer& out) { out.put_varint(relocation.count); });
     }
+    bool append(const kept_survivors_event& kept) noexcept {
+        return write_simple(trace_tag::kept_survivors, [&](trace_byte_writer& out) {
+            out.put_varint(kept.skip);
+            out.put_varint(kept.count);
+        });
+    }
+    bool append(const moved_survivor_event& moved) noexcept {
+        return write_simple(trace_tag::moved_survivor, [&](trace_byte_writer& out) {
+            out.put_varint(moved.skip);
+            out.put_varint(zigzag_delta(0, moved.distance));
+        });
+    }
     bool append(const heap_census_event& census) noexcept {
         return write_simple(trace_tag::heap_census, [&](trace_byte_writer& out) {
             out.put_varint(census.gc);

@@ -10,6 +10,7 @@
 // live ones evicts them, since the runtime can only have reused their memory. It is reported, not fatal.
 #pragma once
 
+#include "ojx/relocation_survivors.hpp"
 #include "ojx/trace_format.hpp"
 #include "ojx/trace_reader.hpp"
 
@@ -94,8 +95,11 @@ public:
         else if (const auto* r = std::get_if<region_move_event>(&e)) move_region(*r);
         else if (std::holds_alternative<gc_start_event>(e)) start_collection();
         else if (std::holds_alternative<gc_end_event>(e)) end_collection();
-        else if (const auto* o = std::get_if<relocated_object_event>(&e)) relocating_.push_back(*o);
+        else if (const auto* o = std::get_if<relocated_object_event>(&e)) relocating_.add(*o);
+        else if (const auto* k = std::get_if<kept_survivors_event>(&e)) note_unless_fine(relocating_.add(*k));
+        else if (const auto* ms = std::get_if<moved_survivor_event>(&e)) note_unless_fine(relocating_.add(*ms));
         else if (std::holds_alternative<relocation_event>(e)) relocate();
+        else if (std::holds_alternative<events_lost_event>(e)) relocating_.forget_previous();
     }
 
     // Compares the live objects with the counters; a difference is a finding. Call once, where the census is taken.
@@ -233,7 +237,7 @@ private:
             return object.size == o.size && object.context == o.object.allocation_context && object.type == o.object.type;
         };
         std::vector<std::pair<const relocated_object_event*, live_object>> survivors;
-        for (const relocated_object_event& o : relocating_) {
+        for (const relocated_object_event& o : relocating_.survivors()) {
             auto found = before.find(o.from);
             std::map<address, live_object>* from = &before;
             if (const auto aside = displaced.find(o.from);
@@ -258,7 +262,10 @@ private:
             if (o->from != o->to) place_moved(o->from, o->to, object);
             else live_[o->to] = object;
         }
-        relocating_.clear();
+        relocating_.finish_relocation();
+    }
+    void note_unless_fine(const std::optional<std::string>& problem) {
+        if (problem) note(heap_problem::move_of_unknown, "a survivor record " + *problem);
     }
 
     void place_moved(address from, address to, const live_object& object) {
@@ -299,7 +306,7 @@ private:
     }
 
     std::map<address, live_object> live_;
-    std::vector<relocated_object_event> relocating_; // since the last relocation record
+    survivor_decoder relocating_; // the survivors since the last relocation record
     bool collecting_ = false; // a collection has started, and neither ended nor been relocated
     std::map<address, live_object> displaced_; // overlapped by allocations while collecting_ (see start_collection)
     heap_totals totals_;

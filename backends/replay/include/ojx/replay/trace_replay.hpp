@@ -12,6 +12,7 @@
 
 #include "ojx/pairing_policy.hpp"
 #include "ojx/profiler.hpp"
+#include "ojx/relocation_survivors.hpp"
 #include "ojx/replay/replay_memory.hpp"
 #include "ojx/replay/replay_watchpoints.hpp"
 #include "ojx/trace_format.hpp"
@@ -113,7 +114,9 @@ public:
     replay_result run(std::span<const std::byte> file, std::string_view name) {
         trace_reader reader(file, name);
         while (const auto event = reader.next()) std::visit([this](const auto& e) { deliver(e); }, *event);
-        result_.error = reader.failed() ? reader.error() : std::string();
+        result_.error = reader.failed() ? reader.error()
+                        : relocation_error_.empty() ? std::string()
+                                                    : std::string(name) + ": " + relocation_error_;
         result_.complete = reader.complete();
         result_.watchpoint_differences = watchpoints_.differences();
         result_.frames = reader.frames();
@@ -158,18 +161,25 @@ private:
     void deliver(const gc_start_event&) {
         consume([&] { profiler_.on_gc_start(); });
     }
-    void deliver(const relocated_object_event& o) {
-        object_info info = o.object;
-        info.allocation_context = mapped(info.allocation_context);
-        survivors_.push_back({o.from, o.to, o.size, info});
-    }
+    void deliver(const relocated_object_event& o) { relocating_.add(o); }
+    void deliver(const kept_survivors_event& kept) { refuse_unless_fine(relocating_.add(kept)); }
+    void deliver(const moved_survivor_event& moved) { refuse_unless_fine(relocating_.add(moved)); }
     // The survivors recorded before it, whatever their count says: had records been lost, the trace says so with
     // an events_lost record, which the replay reports.
     void deliver(const relocation_event&) {
         shadow_.clear();
-        for (const auto& survivor : survivors_) shadow_[survivor.to] = survivor.size;
-        consume([&] { profiler_.on_collection(survivors_); });
         survivors_.clear();
+        for (const relocated_object_event& o : relocating_.survivors()) {
+            object_info info = o.object;
+            info.allocation_context = mapped(info.allocation_context);
+            survivors_.push_back({o.from, o.to, o.size, info});
+            shadow_[o.to] = o.size;
+        }
+        relocating_.finish_relocation();
+        consume([&] { profiler_.on_collection(survivors_); });
+    }
+    void refuse_unless_fine(const std::optional<std::string>& problem) {
+        if (problem && relocation_error_.empty()) relocation_error_ = "a survivor record " + *problem;
     }
     void deliver(const access_sample& sample) {
         access_sample mapped_sample = sample;
@@ -184,7 +194,10 @@ private:
     void deliver(const memory_contents_event& contents) { memory_.add(contents); }
     void deliver(const watchpoint_arm_event& arm) { watchpoints_.recorded(arm); }
     void deliver(const watchpoint_disarm_event& disarm) { watchpoints_.recorded(disarm); }
-    void deliver(const events_lost_event& lost) { result_.events_lost += lost.count; }
+    void deliver(const events_lost_event& lost) {
+        result_.events_lost += lost.count;
+        relocating_.forget_previous();
+    }
     // Symbols the reader keeps (names are taken from it at the end), the run's description (read before the
     // replay), and what the profiler has no use for.
     void deliver(const type_symbol&) {}
@@ -228,7 +241,9 @@ private:
     std::unordered_map<context_id, context_id> to_tree_;
     // Where each allocated object begins (and its size): what a region move moves, which the trace does not list.
     std::map<address, std::uint64_t> shadow_;
-    std::vector<typename profiler<Policies>::relocated_object> survivors_; // since the last relocation record
+    survivor_decoder relocating_; // the survivors since the last relocation record
+    std::vector<typename profiler<Policies>::relocated_object> survivors_; // reused at each relocation record
+    std::string relocation_error_; // the first survivor record that referred past the previous relocation
     replay_result result_;
 };
 
