@@ -20,7 +20,9 @@ constexpr const char* replay_help = R"(usage: ojx replay TRACE [OPTIONS] -o PROF
 Analyses a recorded run again: feeds the trace's allocations, frees, moves, collections, access samples and
 watchpoint traps, in the recorded order, to a profiler built with the recorded settings and policies, and writes
 its JSON profile. With the recorded settings the profile is byte for byte the one the recording run wrote.
-Record a trace with `ojx_synthetic_demo --record TRACE` (the emulation backend).
+Traces come from the agents' record=FILE option — the JVM agent's (-agentpath:libojx.so=start,record=run.ojxt)
+and the native one's (OJX_OPTIONS=record=run.ojxt LD_PRELOAD=libojxpreload.so) — and from
+`ojx_synthetic_demo --record TRACE` (the emulation backend).
 
   -o, --output FILE        where the profile goes (written whole or not at all; '-' is standard output)
   --min-comparisons N      judge each site with this minimum number of comparisons (default: as recorded)

@@ -137,6 +137,8 @@ public:
 
     // Events the profiler consumed (allocations, frees, moves, collections, samples, traps).
     std::uint64_t events() const noexcept { return recorder_.events(); }
+    // Events whose reads or watchpoint calls did not all fit the notes (the trace says so; a replay refuses it).
+    std::uint64_t incomplete_events() const noexcept { return recorder_.incomplete_events(); }
 
     // The thread every emulated event comes from (the emulated program has one).
     static constexpr trace_thread_id emulated_thread = 0;

@@ -70,6 +70,8 @@ inline run_reading read_run_description(std::span<const std::byte> file, std::st
     } else if (!slots_given) {
         result.error = std::string(name) +
                        ": the trace does not describe its run (no run attribute watchpoint_slots): it cannot be replayed";
+    } else if (const auto problem = incompletely_recorded_problem(run)) {
+        result.error = std::string(name) + ": " + *problem;
     } else {
         result.run = run;
     }
