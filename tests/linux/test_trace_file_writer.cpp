@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -146,21 +147,19 @@ TEST_CASE("a file that blocks: the filler does not wait, and the events it loses
     CHECK(reported == 1000);
 }
 
-TEST_CASE("an unwritable trace file is one line naming it and why") {
-    ojx::hardware::trace_file_writer file;
-    const auto error = file.open("/nonexistent-directory/run.ojxt");
-    REQUIRE(error.has_value());
-    CHECK(*error == "cannot write the trace to /nonexistent-directory/run.ojxt: No such file or directory");
-    CHECK_FALSE(file.is_open());
-    CHECK_FALSE(file.close().has_value());
-}
-
-TEST_CASE("a full device at open is one line naming the trace and why") {
-    ojx::hardware::trace_file_writer file;
-    const auto error = file.open("/dev/full");
-    REQUIRE(error.has_value());
-    CHECK(*error == "cannot write the trace to /dev/full: No space left on device");
-    CHECK_FALSE(file.is_open());
+TEST_CASE("an unwritable trace file, or a full device, is one line naming it and why") {
+    const std::pair<const char*, const char*> cases[] = {
+        {"/nonexistent-directory/run.ojxt", "No such file or directory"},
+        {"/dev/full", "No space left on device"}, // the file opens; its header cannot be written
+    };
+    for (const auto& [path, reason] : cases) {
+        ojx::hardware::trace_file_writer file;
+        const auto error = file.open(path);
+        REQUIRE(error.has_value());
+        CHECK(*error == std::string("cannot write the trace to ") + path + ": " + reason);
+        CHECK_FALSE(file.is_open());
+        CHECK_FALSE(file.close().has_value());
+    }
 }
 
 // A file that takes the header and then refuses every write (the file-size limit: EFBIG, as a disk that fills up
