@@ -22,6 +22,7 @@
 //   steady_overhead [--threads N] [--rounds N] [--phase-sweeps N] [--churn N] [--rate R] [--slots N]
 //                   [--sampler auto|decode|timer|...]
 #include "ojx/hardware/profiling_session.hpp"
+#include "ojx/random.hpp"
 
 #include <time.h>
 
@@ -65,14 +66,6 @@ double thread_cpu_seconds() {
     return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
-std::uint64_t next_random(std::uint64_t& state) {
-    state += 0x9E3779B97F4A7C15ULL;
-    std::uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 class worker {
 public:
     worker(profiling_session& session, int thread, const settings& s)
@@ -99,7 +92,7 @@ public:
             sum_ += read_object(objects[cursor_[a]]);
             cursor_[a] = (cursor_[a] + 1) % objects_per_arm;
             if (++reads_[a] % settings_.churn == 0) {
-                const std::size_t victim = next_random(random_) % objects_per_arm;
+                const std::size_t victim = random_.below(objects_per_arm);
                 release(a, objects[victim]);
                 objects[victim] = allocate(a);
             }
@@ -123,8 +116,8 @@ private:
     [[gnu::noinline]] std::uint64_t* allocate(arm a) {
         auto* object = static_cast<std::uint64_t*>(std::malloc(object_words * sizeof(std::uint64_t)));
         if (object == nullptr) std::abort();
-        const bool replica = next_random(random_) & 1;
-        for (std::size_t w = 0; w < object_words; ++w) object[w] = replica ? w * 7 : next_random(random_);
+        const bool replica = random_() & 1;
+        for (std::size_t w = 0; w < object_words; ++w) object[w] = replica ? w * 7 : random_();
         if (a != plain) {
             const std::array<std::uint64_t, 3> frames{0x401000 + static_cast<std::uint64_t>(a), 0x402000, 0x403000};
             session_.on_allocation(reinterpret_cast<address>(object), object_words * sizeof(std::uint64_t), frames,
@@ -140,7 +133,7 @@ private:
 
     profiling_session& session_;
     const settings& settings_;
-    std::uint64_t random_;
+    fast_random random_;
     std::array<std::array<std::uint64_t*, objects_per_arm>, arm_count> objects_{};
     std::array<std::size_t, arm_count> cursor_{};
     std::array<long, arm_count> reads_{};

@@ -2,10 +2,14 @@
 // studies found them, through the full profiler, and print the replica report. Until the JVM agent exists this
 // is what `scripts/demo.sh` runs.
 //
-//   ojx_synthetic_demo [--seed N] [--json FILE] [--record TRACE] [--pairing reservoir|recent] [--window BYTES]
+//   ojx_synthetic_demo [--seed N] [--json FILE] [--record TRACE | --record-accesses TRACE]
+//                      [--pairing reservoir|recent] [--window BYTES]
 //
-// --record writes the run as a trace (docs/trace-format.md) that `ojx replay` analyses again.
+// --record writes the run as a trace (docs/trace-format.md) of the samples and traps the profiler took, which
+// `ojx replay` analyses again with other estimator settings; --record-accesses writes a trace of every access,
+// which `ojx replay` replays through any sampler, watchpoint and pairing configuration (and compares them).
 
+#include "ojx/emulation/access_recorder.hpp"
 #include "ojx/emulation/heap_shapes.hpp"
 #include "ojx/emulation/session.hpp"
 #include "ojx/emulation/trace_recorder.hpp"
@@ -29,6 +33,7 @@ struct options {
     std::uint64_t seed = 42;
     std::string json_path;
     std::string record_path;
+    bool every_access = false; // the trace at record_path holds every access
     std::string pairing = "reservoir";
     std::size_t window = profiler_config{}.compare_window;
 };
@@ -52,7 +57,7 @@ std::optional<options> parse(int argc, char** argv) {
             return std::string_view(argv[++i]);
         };
         if (arg == "--help" || arg == "-h") {
-            std::cout << "usage: ojx_synthetic_demo [--seed N] [--json FILE] [--record TRACE] "
+            std::cout << "usage: ojx_synthetic_demo [--seed N] [--json FILE] [--record TRACE | --record-accesses TRACE] "
                          "[--pairing reservoir|recent] [--window BYTES]\n";
             std::exit(0);
         } else if (arg == "--seed" || arg == "--window") {
@@ -64,10 +69,15 @@ std::optional<options> parse(int argc, char** argv) {
                 return std::nullopt;
             }
             (arg == "--seed" ? result.seed : result.window) = *n;
-        } else if (arg == "--json" || arg == "--record") {
+        } else if (arg == "--json" || arg == "--record" || arg == "--record-accesses") {
             const auto text = value();
             if (!text) return std::nullopt;
+            if (arg != "--json" && !result.record_path.empty()) {
+                std::cerr << "ojx_synthetic_demo: one trace at a time (--record or --record-accesses)\n";
+                return std::nullopt;
+            }
             (arg == "--json" ? result.json_path : result.record_path) = *text;
+            result.every_access = result.every_access || arg == "--record-accesses";
         } else if (arg == "--pairing") {
             const auto text = value();
             if (!text) return std::nullopt;
@@ -78,7 +88,7 @@ std::optional<options> parse(int argc, char** argv) {
             result.pairing = *text;
         } else {
             std::cerr << "ojx_synthetic_demo: unknown option '" << arg
-                      << "' (valid: --seed, --json, --record, --pairing, --window, --help)\n";
+                      << "' (valid: --seed, --json, --record, --record-accesses, --pairing, --window, --help)\n";
             return std::nullopt;
         }
     }
@@ -137,7 +147,8 @@ int run(const options& opts, Session& s, const std::vector<context_shape>& shape
             std::cerr << "ojx_synthetic_demo: " << *error << '\n';
             return 1;
         }
-        std::cout << "Trace written to " << opts.record_path << " (" << s.recorder.events() << " events)\n";
+        std::cout << "Trace written to " << opts.record_path << " (" << s.trace.writer().events_written()
+                  << " records)\n";
     }
     return 0;
 }
@@ -151,6 +162,10 @@ int run(const options& opts) {
     config.sampler = {.period = 97, .randomized = true, .seed = opts.seed};
     const report_naming naming{[&](std::uint64_t frame) { return synthetic_frame_name(frame, shapes); },
                                [&](type_id type) { return type < shapes.size() ? shapes[type].type : "?"; }};
+    if (opts.every_access) {
+        access_recording_session<policies<reservoir_replacement, Pairing>> s(config, naming);
+        return run(opts, s, shapes, naming);
+    }
     if (!opts.record_path.empty()) {
         recording_session<recording_policies<reservoir_replacement, Pairing>> s(config, naming);
         return run(opts, s, shapes, naming);

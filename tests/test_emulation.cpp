@@ -117,7 +117,7 @@ struct recorder {
     std::vector<std::pair<address, address>> moves;
     int allocations = 0, frees = 0, gcs = 0;
 
-    void on_allocation(address, std::uint64_t, context_id, type_id) { ++allocations; }
+    void on_allocation(address, std::uint64_t, context_id, type_id, const allocation_shape&) { ++allocations; }
     void on_free(address) { ++frees; }
     void on_move(address from, address to) { moves.emplace_back(from, to); }
     void on_gc_start() { ++gcs; }
@@ -163,7 +163,7 @@ TEST_CASE("the machine delivers samples with the accessed value and traps after 
 namespace {
 
 struct null_sink {
-    void on_allocation(address, std::uint64_t, context_id, type_id) {}
+    void on_allocation(address, std::uint64_t, context_id, type_id, const allocation_shape&) {}
     void on_free(address) {}
     void on_move(address, address) {}
     void on_gc_start() {}

@@ -206,9 +206,10 @@ struct snapshotting_sink {
     std::map<address, std::pair<context_id, type_id>> allocated_as;
     std::vector<object_set> at_gc_start;
 
-    void on_allocation(address where, std::uint64_t size, context_id context, type_id type) {
+    void on_allocation(address where, std::uint64_t size, context_id context, type_id type,
+                       const allocation_shape& shape) {
         allocated_as[where] = {context, type};
-        recorder.on_allocation(where, size, context, type);
+        recorder.on_allocation(where, size, context, type, shape);
     }
     void on_free(address where) {
         allocated_as.erase(where);

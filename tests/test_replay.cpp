@@ -6,6 +6,7 @@
 #include "ojx/emulation/trace_recorder.hpp"
 #include "ojx/replay/replay_profile.hpp"
 #include "ojx/report.hpp"
+#include "recorded_scenarios.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -21,56 +22,7 @@ namespace {
 
 using namespace ojx;
 using namespace ojx::emulation;
-
-struct scenario {
-    std::string label;
-    std::vector<context_shape> shapes;
-    std::uint32_t collect_every = 0;
-    watch_trigger trigger = watch_trigger::loads_and_stores;
-};
-
-std::vector<scenario> scenarios() {
-    const context_shape control{.name = "control", .object_size = 1024,
-                                .group_sizes = std::vector<std::uint32_t>(60, 1)};
-    return {
-        {"shuffled groups", {{.name = "groups", .object_size = 1024, .group_sizes = {40, 30, 20, 10}}, control}},
-        {"runs", {{.name = "runs", .object_size = 2048, .repeat_probability = 0.9, .objects = 150}, control}},
-        {"partial replicas", {{.name = "sparse", .object_size = 2048, .group_sizes = {120}, .differing_words = 4,
-                               .zero_fraction = 0.9}, control}},
-        {"moving collections", {{.name = "moved", .object_size = 1024, .group_sizes = {60, 60},
-                                 .order = ordering::runs}, control}, 40},
-        {"compared at the sample", {{.name = "at sample", .object_size = 1024, .group_sizes = {80, 20}}, control}, 0,
-         watch_trigger::at_sample},
-    };
-}
-
-session_config config_for(const scenario& s, std::uint64_t seed) {
-    session_config config;
-    config.profiler.seed = seed;
-    config.profiler.context_tree_capacity = 1024;
-    config.sampler = {.period = 61, .randomized = true, .seed = seed * 31 + 7};
-    config.heap_bytes = std::size_t{4} << 20;
-    config.trigger = s.trigger;
-    return config;
-}
-
-report_naming naming_for(const std::vector<context_shape>& shapes) {
-    return {[&shapes](std::uint64_t frame) { return synthetic_frame_name(frame, shapes); },
-            [&shapes](type_id type) { return type < shapes.size() ? shapes[type].type : std::string("?"); }};
-}
-
-template <class Session>
-std::string profile_json(Session& s, const report_naming& naming) {
-    std::ostringstream out;
-    write_json(out, s.prof.report(), s.prof.contexts(), naming, s.facts());
-    return out.str();
-}
-
-struct recorded_run {
-    std::string live_json;
-    std::vector<std::byte> trace;
-    std::uint64_t events = 0; // consumed by the profiler
-};
+using namespace ojx::testing;
 
 template <class Pairing = reservoir_pairing>
 recorded_run record(const scenario& s, std::uint64_t seed) {
@@ -80,20 +32,9 @@ recorded_run record(const scenario& s, std::uint64_t seed) {
                  {.seed = seed, .collect_every = s.collect_every});
     recorded_run run;
     run.live_json = profile_json(r, naming);
-    const auto bytes = r.trace.finish();
-    run.trace.assign(bytes.begin(), bytes.end());
+    run.trace = finished_trace(r.trace);
     run.events = r.recorder.events();
-    REQUIRE(r.trace.writer().events_dropped() == 0);
     return run;
-}
-
-// The same run without recording: recording must not change what the profiler does.
-template <class Pairing = reservoir_pairing>
-std::string unrecorded_json(const scenario& s, std::uint64_t seed) {
-    const auto naming = naming_for(s.shapes);
-    session<policies<reservoir_replacement, Pairing>> plain(config_for(s, seed));
-    run_workload(plain.machine, plain.prof.contexts(), s.shapes, {.seed = seed, .collect_every = s.collect_every});
-    return profile_json(plain, naming);
 }
 
 } // namespace
@@ -130,7 +71,7 @@ TEST_CASE("recent pairing is replayed with recent pairing", "[replay]") {
     const scenario s = scenarios()[1];
     for (std::uint64_t seed = 1; seed <= 3; ++seed) {
         const recorded_run run = record<recent_pairing>(s, seed);
-        REQUIRE(run.live_json == unrecorded_json<recent_pairing>(s, seed));
+        REQUIRE(run.live_json == unrecorded_json<policies<reservoir_replacement, recent_pairing>>(s, seed));
         const auto replay = replay::replay_profile(run.trace, "run.ojxt");
         REQUIRE(replay.error.empty());
         REQUIRE(replay.run.facts.pairing == "recent");

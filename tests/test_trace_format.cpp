@@ -172,10 +172,11 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
     }
     std::vector<ojx::allocation_event> last_allocation(threads.size());
     std::vector<ojx::access_sample> last_sample(threads.size());
+    std::vector<ojx::access_event> last_access(threads.size());
     std::vector<trace_event> events;
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t t = values.pick(threads.size());
-        switch (values.pick(22)) {
+        switch (values.pick(25)) {
         case 0: events.push_back(ojx::type_symbol{.id = values.u32(), .name = values.name()}); break;
         case 1: events.push_back(ojx::frame_symbol{.id = values.u64(), .name = values.name()}); break;
         case 2:
@@ -190,6 +191,9 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
                 .size = values.pick(2) == 0 ? previous.size : values.u64(previous.size),
                 .context = values.pick(2) == 0 ? previous.context : values.u32(previous.context),
                 .type = values.pick(2) == 0 ? previous.type : values.u32(previous.type)};
+            // Each shape field present or not (an allocation shape record follows when either is).
+            if (values.pick(3) == 0) allocation.shape.header_bytes = values.u64();
+            if (values.pick(3) == 0) allocation.shape.array_length = values.u64();
             previous = allocation;
             events.push_back(allocation);
             break;
@@ -229,16 +233,44 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
                 .bytes = std::span(memory_pattern()).subspan(start, values.pick(65))});
             break;
         }
-        case 16: {
+        case 16:
+        case 17: {
+            // Runs of one thread's accesses (next-access records), stepping word by word or jumping, with values
+            // given, zero, small, raw-sized or implied, at widths in and out of 1..8.
+            auto& previous = last_access[t];
+            const std::uint8_t width = values.pick(3) == 0 ? values.u8() : previous.width;
+            ojx::access_event access{.thread = threads[t],
+                .ip = values.pick(2) == 0 ? previous.ip : values.u64(previous.ip),
+                .where = values.pick(2) == 0 ? previous.where + previous.width : values.u64(previous.where),
+                .width = width, .kind = values.pick(2) == 0 ? ojx::access_kind::load : ojx::access_kind::store,
+                .context = values.pick(2) == 0 ? previous.context : values.u32(previous.context)};
+            if (values.pick(3) != 0) access.value = values.u64();
+            previous = access;
+            events.push_back(access);
+            for (std::uint64_t more = values.pick(4); more > 0; --more) {
+                access.where += access.width;
+                access.value = values.pick(2) == 0 ? std::optional<std::uint64_t>() : values.u64();
+                previous = access;
+                events.push_back(access);
+            }
+            break;
+        }
+        case 18: {
+            const std::size_t start = values.pick(memory_pattern().size() - 64);
+            events.push_back(ojx::memory_fill_event{.where = values.u64(),
+                .bytes = std::span(memory_pattern()).subspan(start, values.pick(65))});
+            break;
+        }
+        case 19: {
             const auto from = values.u64();
             events.push_back(ojx::relocated_object_event{.from = from, .to = values.u64(from), .size = values.u64(),
                 .object = {values.u32(), values.u32(), values.u64()}});
             break;
         }
-        case 17: events.push_back(ojx::relocation_event{.count = values.u64()}); break;
-        case 19: events.push_back(ojx::kept_survivors_event{.skip = values.u64(), .count = values.u64()}); break;
-        case 20: events.push_back(ojx::moved_survivor_event{.skip = values.u64(), .distance = values.u64()}); break;
-        case 18: {
+        case 20: events.push_back(ojx::relocation_event{.count = values.u64()}); break;
+        case 21: events.push_back(ojx::kept_survivors_event{.skip = values.u64(), .count = values.u64()}); break;
+        case 22: events.push_back(ojx::moved_survivor_event{.skip = values.u64(), .distance = values.u64()}); break;
+        case 23: {
             const std::size_t start = values.pick(census_pattern().size());
             const std::size_t end = start + values.pick(census_pattern().size() - start + 1);
             events.push_back(ojx::heap_census_event{.gc = values.u64(),
@@ -394,6 +426,47 @@ TEST_CASE("foreign files, newer versions and damage are refused with a message",
     const auto result = read_all(unknown);
     REQUIRE(result.events.size() == 1);
     REQUIRE(result.error == "trace.ojxt: block 0 at byte 22: unknown record tag 0x07");
+}
+
+// A file of one block with `payload`, its checksum right.
+std::vector<std::byte> one_block(std::span<const std::byte> payload) {
+    const auto header = ojx::trace_file_header();
+    std::vector<std::byte> file(header.begin(), header.end());
+    for (const std::uint32_t field : {static_cast<std::uint32_t>(payload.size()), ojx::crc32c(payload)}) {
+        for (int i = 0; i < 4; ++i) {
+            file.push_back(static_cast<std::byte>((field >> (8 * i)) & 0xFFu));
+        }
+    }
+    file.insert(file.end(), payload.begin(), payload.end());
+    return file;
+}
+
+TEST_CASE("an allocation's shape rides with it, full or compact, and nowhere else", "[trace]") {
+    const ojx::allocation_shape array{.header_bytes = 16, .array_length = 1020};
+    const std::vector<trace_event> events{
+        ojx::allocation_event{.thread = 3, .where = 0x1000, .size = 4080, .context = 1, .type = 2, .shape = array},
+        ojx::allocation_event{.thread = 3, .where = 0x1000 + 4080, .size = 4080, .context = 1, .type = 2, .shape = array},
+        ojx::allocation_event{.thread = 3, .where = 0x1000 + 8160, .size = 64, .context = 1, .type = 2},
+        ojx::allocation_event{.thread = 4, .where = 0x9000, .size = 100, .context = 2, .type = 5,
+                              .shape = {.header_bytes = 12}},
+    };
+    const auto trace = write_trace(events, 4096);
+    const auto read = read_all(trace.file);
+    REQUIRE(read.error.empty());
+    REQUIRE(read.events == events);
+    // Full record + shape (6 fields + 4 bytes of shape), then the compact forms: 1 byte + 5 of shape, and 1 byte.
+    const std::size_t payload = trace.file.size() - ojx::trace_header_size - ojx::trace_block_header_size;
+    CHECK(payload < 40);
+
+    const std::array<std::byte, 4> stray = {std::byte{ojx::trace_tag::allocation_shape}, std::byte{2}, std::byte{8},
+                                            std::byte{ojx::trace_tag::end_of_trace}};
+    REQUIRE(read_all(one_block(stray)).error ==
+            "trace.ojxt: block 0 at byte 20: allocation shape (tag 0x16) does not follow an allocation");
+    const std::array<std::byte, 9> bad_flags = {std::byte{ojx::trace_tag::allocation}, std::byte{1}, std::byte{2},
+        std::byte{3}, std::byte{4}, std::byte{5}, std::byte{ojx::trace_tag::allocation_shape}, std::byte{0x04},
+        std::byte{ojx::trace_tag::end_of_trace}};
+    REQUIRE(read_all(one_block(bad_flags)).error ==
+            "trace.ojxt: block 0 at byte 20: allocation shape flags 0x04 name an unknown field");
 }
 
 TEST_CASE("bytes per event on realistic streams", "[trace]") {

@@ -332,6 +332,8 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
 
     session_options options = settings_.agent.session;
     options.profiler.min_object_size = 1; // the agent applies the threshold to whole objects, headers included
+    // Allocation metrics are scaled by JVMTI's sampling (interval 0: every allocation is sampled, counts exact).
+    options.profiler.allocation_sampling_interval = settings_.interval;
     options.access_walker = stack_walker{this, walk_java_stack};
     options.runtime = runtime_;
     options.record_file = record_file_;
@@ -390,6 +392,9 @@ void agent::on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, j
     const std::uint32_t data_offset = layout_.data_offset(signature);
     const std::uint8_t element_size = heap_layout::primitive_element_size(signature);
     const type_id type = intern_type(signature);
+    // JP's array metric: the length itself, not derived from the padded size.
+    std::optional<std::uint64_t> array_length;
+    if (signature[0] == '[') array_length = static_cast<std::uint64_t>(jni->GetArrayLength(static_cast<jarray>(object)));
     jvmti_->Deallocate(reinterpret_cast<unsigned char*>(signature));
 
     jvmtiFrameInfo frames[max_frames];
@@ -400,7 +405,7 @@ void agent::on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, j
         encoded[i] = encode_frame(java_frame{reinterpret_cast<std::uint64_t>(frames[i].method),
                                              static_cast<std::int32_t>(frames[i].location)});
     objects_->on_allocation(jni, object, klass, data_offset, element_size, static_cast<std::uint64_t>(size),
-                           std::span<const std::uint64_t>(encoded, static_cast<std::size_t>(depth)), type);
+                           std::span<const std::uint64_t>(encoded, static_cast<std::size_t>(depth)), type, array_length);
 }
 
 // Signal-safe: GetEnv reads the JVM's thread-local (HotSpot's own signal handlers do the same), and

@@ -15,6 +15,7 @@
 // hardware backend serializes per thread).
 #pragma once
 
+#include "ojx/allocation_metrics.hpp"
 #include "ojx/calling_context_tree.hpp"
 #include "ojx/content_digest.hpp"
 #include "ojx/interval_map.hpp"
@@ -65,6 +66,9 @@ struct profiler_config {
     std::size_t context_tree_capacity = 1 << 16; // nodes, preallocated (≈ 60 bytes each)
     std::size_t object_map_capacity = 1 << 12;  // initial cells of the object map (it grows)
     std::size_t access_contexts_per_context = 8; // heavy-hitter table of access contexts per allocation context
+    // Mean bytes between sampled allocations when the allocation hook sees only a sample (JVMTI heap sampling);
+    // 0: every allocation is seen. Allocation metrics are then scaled estimates (allocation_metrics.hpp).
+    std::uint64_t allocation_sampling_interval = 0;
     std::uint64_t seed = 1;
     estimator_config estimator{};
 };
@@ -102,6 +106,7 @@ struct context_report {
     type_id type = no_type;
     std::uint64_t objects = 0;
     std::uint64_t bytes = 0;
+    context_allocations allocated; // JP's metrics: instances per type, arrays and their elements
     evidence_summary evidence; // what the estimate is computed from; profiles carry it so that they merge
     replica_estimate estimate;
     struct access {
@@ -117,6 +122,7 @@ struct replica_report {
     std::vector<context_report> contexts;
     profiler_stats stats;
     estimator_config estimator; // the settings the estimates were computed with
+    std::uint64_t allocation_sampling_interval = 0; // profiler_config's: 0 when the allocation metrics are exact
 };
 
 // The policies a profiler is built from.
@@ -168,7 +174,8 @@ public:
     // A new object [begin, begin + size) allocated in `context`. May allocate (first object of a context).
     // Returns what the profiler now remembers about it (for callers that relocate objects themselves, see
     // on_collection), or nothing when the object is not tracked.
-    std::optional<object_info> on_allocation(address begin, std::uint64_t size, context_id context, type_id type) {
+    std::optional<object_info> on_allocation(address begin, std::uint64_t size, context_id context, type_id type,
+                                             const allocation_shape& shape = {}) {
         ++stats_.allocations;
         if (size < config_.min_object_size || size == 0) {
             ++stats_.allocations_ignored_small;
@@ -184,6 +191,8 @@ public:
         stats_.objects_evicted_by_overlap += inserted.evicted;
         ++state->objects;
         state->bytes += size;
+        state->allocated.add(type, size, shape,
+                             sampling_weight(size + shape.header_bytes, config_.allocation_sampling_interval));
         if (context < contexts_.size()) {
             contexts_.metrics(context).allocations += 1;
             contexts_.metrics(context).allocated_bytes += size;
@@ -334,6 +343,7 @@ public:
         replica_report result;
         result.stats = stats_;
         result.estimator = config_.estimator;
+        result.allocation_sampling_interval = config_.allocation_sampling_interval;
         for (const auto& chunk : states_) {
             for (const context_state& state : *chunk) {
                 context_report entry;
@@ -341,6 +351,7 @@ public:
                 entry.type = state.type;
                 entry.objects = state.objects;
                 entry.bytes = state.bytes;
+                entry.allocated = state.allocated;
                 entry.evidence = state.evidence.summary();
                 entry.estimate = estimate_replicas(state.objects, entry.evidence, config_.estimator);
                 entry.accesses.assign(state.accesses.get(), state.accesses.get() + state.access_count);
@@ -378,6 +389,7 @@ private:
         type_id type = no_type;
         std::uint64_t objects = 0;
         std::uint64_t bytes = 0;
+        context_allocations allocated;
         std::uint64_t sampled_objects = 0; // distinct sampled objects offered to the pairing policy
         std::uint64_t last_paired_target = 0;
         std::uint64_t last_offered_serial = 0;

@@ -138,12 +138,14 @@ inline bool ranks_before(const replica_estimate& a, const replica_estimate& b) n
     return a.comparisons() > b.comparisons();
 }
 
-// Lower bound on the bytes a fix would save, for a context of `bytes` in e.objects objects: at least ω·X objects
-// are identical, and all but one of them could go.
-inline double replicated_bytes_lower_bound(const replica_estimate& e, std::uint64_t bytes) noexcept {
-    if (!e.reported || e.objects == 0) return 0;
-    const double mean_size = static_cast<double>(bytes) / static_cast<double>(e.objects);
-    const double identical = std::floor(e.omega * static_cast<double>(e.objects));
+// Lower bound on the bytes a fix would save, for a context that allocated `instances` objects of `bytes` in all:
+// at least ω of them are identical, and all but one of them could go. Where allocations are sampled, `instances`
+// and `bytes` are the scaled estimates of all the context's allocations (allocation_metrics.hpp), not the
+// sampled objects: ω is a share, and the share of the sample estimates the share of them all.
+inline double replicated_bytes_lower_bound(const replica_estimate& e, double instances, double bytes) noexcept {
+    if (!e.reported || !(instances > 0)) return 0;
+    const double mean_size = bytes / instances;
+    const double identical = std::floor(e.omega * instances);
     return identical > 1 ? (identical - 1) * mean_size : 0;
 }
 

@@ -4,6 +4,7 @@
 // handlers: allocates freely.
 #pragma once
 
+#include "ojx/allocation_metrics.hpp"
 #include "ojx/profiler.hpp"
 
 #include <cmath>
@@ -123,14 +124,93 @@ struct named_access_context {
     std::uint64_t samples = 0;
 };
 
-// One element of the profile's `contexts` list. `evidence` may be null (a profile that cannot be merged).
+// One type's allocation metrics by name (a context_allocations entry, or a profile's).
+struct named_type_allocations {
+    std::string type;
+    type_allocations counts; // its `type` id is not used: the name is what profiles carry
+};
+
+// A context's allocation metrics as a profile carries them: JP's instances per type, arrays and their elements.
+struct named_allocations {
+    bool estimated = false; // scaled from sampled allocations (else every allocation was counted)
+    std::vector<named_type_allocations> types;
+    type_allocations other; // types beyond the table, summed (seen == 0: none)
+
+    type_allocations total() const noexcept {
+        type_allocations sum = other;
+        for (const named_type_allocations& t : types) sum += t.counts;
+        return sum;
+    }
+};
+
+// The element type of an array type by its name ("byte" for "byte[]", "java.lang.String[]" for
+// "java.lang.String[][]"); empty when the name does not say.
+inline std::string_view array_element_type(std::string_view type) noexcept {
+    return type.ends_with("[]") ? type.substr(0, type.size() - 2) : std::string_view{};
+}
+
+// How the allocation metrics of a run were counted, for the profile's run.allocation_counts.
+inline std::string describe_allocation_counting(std::uint64_t sampling_interval) {
+    if (sampling_interval == 0) return "exact: every allocation of at least the size threshold counted";
+    return "estimated from heap sampling every " + std::to_string(sampling_interval) +
+           " bytes on average: each sampled object of s bytes counts 1/(1 - exp(-s/" +
+           std::to_string(sampling_interval) + ")) objects";
+}
+
+namespace report_detail {
+
+inline void write_type_counts(std::ostream& out, const type_allocations& t, bool estimated) {
+    out << "\"instances\": " << exact(t.instances) << ", \"bytes\": " << exact(t.bytes);
+    if (t.array) out << ", \"elements\": " << exact(t.elements);
+    out << ", \"seen\": " << t.seen;
+    if (estimated) out << ", \"instances_variance\": " << exact(t.instances_variance);
+}
+
+inline void write_allocations(std::ostream& out, const named_allocations& a) {
+    out << "     \"allocated\": {\"estimated\": " << (a.estimated ? "true" : "false") << ", \"types\": [";
+    for (std::size_t i = 0; i < a.types.size(); ++i) {
+        const named_type_allocations& t = a.types[i];
+        out << (i ? ", " : "") << "{\"type\": \"" << json_escape(t.type) << '"';
+        if (t.counts.array) out << ", \"array\": true, \"element_type\": \"" << json_escape(array_element_type(t.type)) << '"';
+        out << ", ";
+        write_type_counts(out, t.counts, a.estimated);
+        out << '}';
+    }
+    out << ']';
+    if (a.other.seen > 0) {
+        out << ", \"other_types\": {";
+        type_allocations other = a.other;
+        other.array = true; // their arrays' elements, if any
+        write_type_counts(out, other, a.estimated);
+        out << '}';
+    }
+    out << "},\n";
+}
+
+} // namespace report_detail
+
+// A context's metrics with its types named.
+inline named_allocations name_allocations(const context_allocations& allocated, std::uint64_t sampling_interval,
+                                          const report_naming& naming) {
+    named_allocations named;
+    named.estimated = sampling_interval != 0;
+    for (const type_allocations& t : allocated) named.types.push_back({report_detail::type_name(t.type, naming), t});
+    named.other = allocated.other();
+    return named;
+}
+
+// One element of the profile's `contexts` list. `evidence` may be null (a profile that cannot be merged), and so
+// may `allocated` (a profile written before the metrics existed).
 inline void write_context_json(std::ostream& out, std::string_view type, const std::vector<std::string>& frames,
-                               std::uint64_t objects, std::uint64_t bytes, const replica_estimate& e,
-                               const evidence_summary* evidence, const std::vector<named_access_context>& accesses) {
+                               std::uint64_t objects, std::uint64_t bytes, const named_allocations* allocated,
+                               const replica_estimate& e, const evidence_summary* evidence,
+                               const std::vector<named_access_context>& accesses) {
     using namespace report_detail;
     out << "    {\"allocation\": {\"type\": \"" << json_escape(type) << "\", \"frames\": ";
     write_frames(out, frames);
-    out << "},\n     \"objects\": " << objects << ", \"bytes\": " << bytes << ", \"reported\": "
+    out << "},\n";
+    if (allocated != nullptr) write_allocations(out, *allocated);
+    out << "     \"objects\": " << objects << ", \"bytes\": " << bytes << ", \"reported\": "
         << (e.reported ? "true" : "false") << ", \"comparisons\": {\"equal\": " << e.equal
         << ", \"different\": " << e.different << ", \"pairs\": " << e.pairs << ", \"sources\": " << e.sources
         << ", \"effective\": " << number(e.effective_comparisons) << "},\n";
@@ -177,7 +257,8 @@ void write_json(std::ostream& out, const replica_report& report, const Tree& tre
         << ", \"watchpoints_declined\": " << s.watch_declined << ", \"watchpoints_cancelled\": "
         << s.watch_cancelled << ", \"watchpoint_arm_failures\": " << s.watch_arm_failures << ",\n";
     out << "    \"traps\": " << s.traps << ", \"traps_stale\": " << s.traps_stale
-        << ", \"comparisons\": " << s.comparisons << ",\n    \"estimator\": {\"min_comparisons\": "
+        << ", \"comparisons\": " << s.comparisons << ",\n    \"allocation_counts\": \""
+        << describe_allocation_counting(report.allocation_sampling_interval) << "\",\n    \"estimator\": {\"min_comparisons\": "
         << report.estimator.min_comparisons << ", \"confidence\": " << exact(report.estimator.confidence) << '}';
     if (!facts.agent_counters.empty()) {
         out << ",\n    \"agent\": {";
@@ -194,8 +275,9 @@ void write_json(std::ostream& out, const replica_report& report, const Tree& tre
         for (const context_report::access& a : c.accesses)
             accesses.push_back({frames(tree, a.context, naming), a.samples});
         out << (i ? ",\n" : "\n");
+        const named_allocations allocated = name_allocations(c.allocated, report.allocation_sampling_interval, naming);
         write_context_json(out, type_name(c.type, naming), frames(tree, c.context, naming), c.objects, c.bytes,
-                           c.estimate, &c.evidence, accesses);
+                           &allocated, c.estimate, &c.evidence, accesses);
     }
     out << "\n  ]\n}\n";
 }
@@ -224,9 +306,11 @@ void write_text(std::ostream& out, const replica_report& report, const Tree& tre
                       static_cast<unsigned long long>(c.objects), static_cast<unsigned long long>(e.comparisons()),
                       percent(e.alpha).c_str());
         out << line;
+        const type_allocations allocated = c.allocated.total();
         out << "    " << type_name(c.type, naming) << " allocated at " << (alloc.empty() ? "?" : alloc.front())
-            << "   " << bytes(static_cast<double>(c.bytes)) << " allocated, at least "
-            << bytes(replicated_bytes_lower_bound(e, c.bytes)) << " in replicas\n";
+            << "   " << (report.allocation_sampling_interval ? "~" : "") << bytes(allocated.bytes)
+            << " allocated, at least " << bytes(replicated_bytes_lower_bound(e, allocated.instances, allocated.bytes))
+            << " in replicas\n";
         for (std::size_t f = 1; f < alloc.size(); ++f) out << "        from " << alloc[f] << '\n';
         for (std::size_t a = 0; a < c.accesses.size() && a < 3; ++a) {
             const auto used = frames(tree, c.accesses[a].context, naming);

@@ -5,6 +5,7 @@
 // or sample be written in a few bytes. Standard C++ only: no OS or JVM notion.
 #pragma once
 
+#include "ojx/allocation_metrics.hpp"
 #include "ojx/sampler.hpp"
 #include "ojx/types.hpp"
 
@@ -12,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -83,6 +85,7 @@ struct allocation_event {
     std::uint64_t size = 0;
     context_id context = no_context;
     type_id type = no_type;
+    allocation_shape shape{}; // written as an allocation shape record (0x16) after the allocation, when not empty
     friend bool operator==(const allocation_event&, const allocation_event&) = default;
 };
 struct free_event {
@@ -176,6 +179,30 @@ struct watchpoint_disarm_event {
     std::size_t slot = 0;
     friend bool operator==(const watchpoint_disarm_event&, const watchpoint_disarm_event&) = default;
 };
+// One load or store of the program, in a trace of every access (not only the sampled ones). `value` is what the
+// access read or wrote (zero-extended, little-endian, as in access_sample); none when it is what memory held
+// already (a load of what the trace's stores and fills put there, a store of the value already there), which is
+// what lets a trace of every access leave out nearly every load's value.
+struct access_event {
+    trace_thread_id thread = 0;
+    address ip = 0;
+    address where = 0;
+    std::optional<std::uint64_t> value;
+    std::uint8_t width = 0;
+    access_kind kind = access_kind::load;
+    context_id context = no_context;
+    friend bool operator==(const access_event&, const access_event&) = default;
+};
+// Memory [where, where + bytes.size()) holds these bytes from here on, put there by something a trace of every
+// access does not otherwise show (an allocator that does not zero-fill, the program's environment). `bytes`
+// points into the caller's storage, as in memory_contents_event.
+struct memory_fill_event {
+    address where = 0;
+    std::span<const std::byte> bytes;
+    friend bool operator==(const memory_fill_event& a, const memory_fill_event& b) {
+        return a.where == b.where && std::ranges::equal(a.bytes, b.bytes);
+    }
+};
 // The writer could not record `count` events just before this point (no free buffer, or a record larger than a
 // block). Written by the writer itself, so that a gap in the trace is visible to whoever replays it.
 struct events_lost_event {
@@ -186,7 +213,8 @@ struct events_lost_event {
 using trace_event = std::variant<type_symbol, frame_symbol, context_symbol, thread_symbol, allocation_event,
     free_event, move_event, region_move_event, gc_start_event, gc_end_event, access_sample, watchpoint_arm_event,
     watchpoint_disarm_event, watchpoint_trap, events_lost_event, run_attribute, memory_contents_event,
-    relocated_object_event, relocation_event, heap_census_event, kept_survivors_event, moved_survivor_event>;
+    relocated_object_event, relocation_event, access_event, memory_fill_event, heap_census_event,
+    kept_survivors_event, moved_survivor_event>;
 
 // ---- Record tags -------------------------------------------------------------------------------------------
 
@@ -204,6 +232,10 @@ inline constexpr std::uint8_t move = 0x12;
 inline constexpr std::uint8_t region_move = 0x13;
 inline constexpr std::uint8_t gc_start = 0x14;
 inline constexpr std::uint8_t gc_end = 0x15;
+// Follows an allocation record (full or compact) in the same block: its allocation_shape. Bits of the flags byte:
+inline constexpr std::uint8_t allocation_shape = 0x16;
+inline constexpr std::uint8_t shape_has_header = 0x01; // header bytes varint follows
+inline constexpr std::uint8_t shape_is_array = 0x02;   // array length varint follows
 inline constexpr std::uint8_t relocated_object = 0x17;
 inline constexpr std::uint8_t relocation = 0x18;
 inline constexpr std::uint8_t heap_census = 0x19;
@@ -211,6 +243,11 @@ inline constexpr std::uint8_t kept_survivors = 0x1A;
 inline constexpr std::uint8_t moved_survivor = 0x1B;
 inline constexpr std::uint8_t access_sample = 0x20;
 inline constexpr std::uint8_t memory_contents = 0x21;
+// A trace of every access: an access of a named thread, the next access of the previous access record's thread,
+// and memory filled by something other than a recorded store.
+inline constexpr std::uint8_t access = 0x22;
+inline constexpr std::uint8_t next_access = 0x23;
+inline constexpr std::uint8_t memory_fill = 0x24;
 inline constexpr std::uint8_t watchpoint_arm = 0x30;
 inline constexpr std::uint8_t watchpoint_disarm = 0x31;
 inline constexpr std::uint8_t watchpoint_trap = 0x32;
@@ -225,6 +262,23 @@ inline constexpr std::uint8_t compact_same_type = 0x01;
 inline constexpr std::uint8_t compact_same_context = 0x02;
 inline constexpr std::uint8_t compact_same_size = 0x04;
 } // namespace trace_tag
+
+// The first byte of an access record's entry (docs/trace-format.md, "Accesses"): which fields follow, and how.
+namespace access_header {
+inline constexpr std::uint8_t store = 0x01;
+inline constexpr std::uint8_t same_ip = 0x02;
+inline constexpr std::uint8_t same_context = 0x04;
+inline constexpr std::uint8_t same_width = 0x08;
+inline constexpr unsigned address_shift = 4; // 2 bits
+inline constexpr std::uint8_t address_next = 0;  // the previous access's address + its width
+inline constexpr std::uint8_t address_same = 1;
+inline constexpr std::uint8_t address_delta = 2; // zz(previous address -> address) follows
+inline constexpr unsigned value_shift = 6;       // 2 bits
+inline constexpr std::uint8_t value_implied = 0; // what memory held: no value follows
+inline constexpr std::uint8_t value_zero = 1;
+inline constexpr std::uint8_t value_raw = 2;     // `width` bytes (1 to 8), little-endian
+inline constexpr std::uint8_t value_varint = 3;
+} // namespace access_header
 
 // ---- Integer encodings -------------------------------------------------------------------------------------
 
@@ -311,11 +365,17 @@ public:
         address sample_ip = 0;
         address sample_address = 0;
         context_id sample_context = 0;
+        // The previous access of this thread in the block (a trace of every access).
+        address access_ip = 0;
+        address access_address = 0;
+        std::uint8_t access_width = 0;
+        context_id access_context = 0;
     };
 
     void reset() noexcept {
         slots_ = {};
         next_victim_ = 0;
+        last_access_slot_ = slot_count;
     }
 
     // The slot holding `thread`, or slot_count.
@@ -336,6 +396,7 @@ public:
         const std::size_t taken = next_victim_;
         next_victim_ = (next_victim_ + 1) % slot_count;
         slots_[taken] = slot{.bound = true, .thread = thread};
+        if (last_access_slot_ == taken) last_access_slot_ = slot_count; // its thread is forgotten
         return taken;
     }
 
@@ -358,9 +419,24 @@ public:
         s.sample_context = sample.access_context;
     }
 
+    // An access record's entry was read or written for the thread in `index`: the next one of that thread, with
+    // nothing of another thread's in between, may be a next-access record. Its fields are deltas from this one.
+    void remember_access(std::size_t index, const access_event& access) noexcept {
+        slot& s = slots_[index];
+        s.access_ip = access.ip;
+        s.access_address = access.where;
+        s.access_width = access.width;
+        s.access_context = access.context;
+        last_access_slot_ = index;
+    }
+    // The slot of the previous access record's thread, or slot_count (none in this block, or its thread was
+    // forgotten since).
+    std::size_t last_access_slot() const noexcept { return last_access_slot_; }
+
 private:
     std::array<slot, slot_count> slots_{};
     std::size_t next_victim_ = 0;
+    std::size_t last_access_slot_ = slot_count;
 };
 
 } // namespace ojx

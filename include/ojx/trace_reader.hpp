@@ -309,11 +309,15 @@ private:
             allocation.size = get_varint();
             allocation.context = get_u32("context id");
             allocation.type = get_u32("type id");
+            get_shape(allocation.shape);
             if (!record_failed_) {
                 slots_.remember_allocation(slots_.bind(allocation.thread), allocation);
             }
             return allocation;
         }
+        case trace_tag::allocation_shape:
+            fail_record("allocation shape (tag 0x16) does not follow an allocation");
+            return std::nullopt;
         case trace_tag::free:
             return free_event{.where = get_varint()};
         case trace_tag::move: {
@@ -385,17 +389,34 @@ private:
         }
         case trace_tag::memory_contents: {
             memory_contents_event memory{.where = get_varint()};
-            const std::uint64_t length = get_varint();
-            if (record_failed_) {
-                return std::nullopt;
-            }
-            if (length > block_end_ - position_) {
-                fail_record("memory contents of " + std::to_string(length) + " bytes run past the end of the block");
-                return std::nullopt;
-            }
-            memory.bytes = file_.subspan(position_, static_cast<std::size_t>(length));
-            position_ += static_cast<std::size_t>(length);
+            memory.bytes = get_memory_bytes("memory contents");
             return memory;
+        }
+        case trace_tag::memory_fill: {
+            memory_fill_event fill{.where = get_varint()};
+            fill.bytes = get_memory_bytes("memory fill");
+            return fill;
+        }
+        case trace_tag::access: {
+            const trace_thread_id thread = get_u32("thread id");
+            if (record_failed_) return std::nullopt;
+            const std::size_t found = slots_.find(thread);
+            static constexpr trace_thread_slots::slot fresh{};
+            access_event access = get_access_entry(found != trace_thread_slots::slot_count ? slots_[found] : fresh);
+            access.thread = thread;
+            if (!record_failed_) slots_.remember_access(found != trace_thread_slots::slot_count ? found : slots_.bind(thread), access);
+            return access;
+        }
+        case trace_tag::next_access: {
+            const std::size_t slot = slots_.last_access_slot();
+            if (slot == trace_thread_slots::slot_count) {
+                fail_record("next access (tag 0x23) follows no access of a thread this block still remembers");
+                return std::nullopt;
+            }
+            access_event access = get_access_entry(slots_[slot]);
+            access.thread = slots_[slot].thread;
+            if (!record_failed_) slots_.remember_access(slot, access);
+            return access;
         }
         case trace_tag::watchpoint_arm: {
             watchpoint_arm_event arm{.slot = get_size("watchpoint slot")};
@@ -424,6 +445,79 @@ private:
         }
     }
 
+    // `what` bytes: a length, then that many bytes of the block.
+    std::span<const std::byte> get_memory_bytes(std::string_view what) {
+        const std::uint64_t length = get_varint();
+        if (record_failed_) return {};
+        if (length > block_end_ - position_) {
+            fail_record(std::string(what) + " of " + std::to_string(length) + " bytes run past the end of the block");
+            return {};
+        }
+        const auto bytes = file_.subspan(position_, static_cast<std::size_t>(length));
+        position_ += static_cast<std::size_t>(length);
+        return bytes;
+    }
+
+    // An access record's entry: the header byte and the fields it does not leave out, against the thread's
+    // previous access in the block.
+    access_event get_access_entry(const trace_thread_slots::slot& previous) {
+        namespace h = access_header;
+        const std::uint8_t header = get_byte();
+        access_event access{.ip = previous.access_ip, .width = previous.access_width,
+            .kind = (header & h::store) != 0 ? access_kind::store : access_kind::load,
+            .context = previous.access_context};
+        if ((header & h::same_ip) == 0) access.ip = apply_zigzag_delta(previous.access_ip, get_varint());
+        if ((header & h::same_context) == 0)
+            access.context = apply_zigzag_delta32(previous.access_context, get_u32("context delta"));
+        if ((header & h::same_width) == 0) access.width = get_byte();
+        switch ((header >> h::address_shift) & 3u) {
+        case h::address_next: access.where = previous.access_address + previous.access_width; break;
+        case h::address_same: access.where = previous.access_address; break;
+        case h::address_delta: access.where = apply_zigzag_delta(previous.access_address, get_varint()); break;
+        default:
+            if (!record_failed_) fail_record("access header " + hex_byte(header) + " uses the reserved address mode 3");
+            return access;
+        }
+        switch ((header >> h::value_shift) & 3u) {
+        case h::value_zero: access.value = 0; break;
+        case h::value_raw: {
+            if (access.width == 0 || access.width > 8) {
+                if (!record_failed_)
+                    fail_record("access of width " + std::to_string(access.width) +
+                                " gives its value as raw bytes (1 to 8)");
+                return access;
+            }
+            std::uint64_t value = 0;
+            for (unsigned i = 0; i < access.width; ++i) value |= std::uint64_t{get_byte()} << (8 * i);
+            access.value = value;
+            break;
+        }
+        case h::value_varint: access.value = get_varint(); break;
+        default: break; // implied: what memory holds
+        }
+        return access;
+    }
+
+    // The allocation shape record that may follow an allocation in its block; the writer writes the two as one.
+    void get_shape(allocation_shape& shape) {
+        if (record_failed_ || position_ >= block_end_ ||
+            file_[position_] != static_cast<std::byte>(trace_tag::allocation_shape)) {
+            return;
+        }
+        ++position_;
+        const std::uint8_t flags = get_byte();
+        if ((flags & ~(trace_tag::shape_has_header | trace_tag::shape_is_array)) != 0 && !record_failed_) {
+            fail_record("allocation shape flags " + hex_byte(flags) + " name an unknown field");
+            return;
+        }
+        if ((flags & trace_tag::shape_has_header) != 0) {
+            shape.header_bytes = get_varint();
+        }
+        if ((flags & trace_tag::shape_is_array) != 0) {
+            shape.array_length = get_varint();
+        }
+    }
+
     std::optional<trace_event> decode_compact_allocation(std::uint8_t tag) {
         const std::size_t slot = (tag >> 3) & 0x0Fu;
         if (!slots_[slot].has_allocation) {
@@ -443,6 +537,7 @@ private:
         if ((tag & trace_tag::compact_same_type) == 0) {
             allocation.type = apply_zigzag_delta32(previous.allocation_type, get_u32("type delta"));
         }
+        get_shape(allocation.shape);
         if (!record_failed_) {
             slots_.remember_allocation(slot, allocation);
         }

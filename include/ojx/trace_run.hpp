@@ -23,6 +23,15 @@
 
 namespace ojx {
 
+// How an emulated machine that sees every access was set up: its sampler and its debug registers' trigger. A
+// trace of every access carries it, so that a replay runs the same machine (or another) against the accesses.
+struct access_machine_description {
+    std::uint64_t sampler_period = 64;
+    bool sampler_randomized = true;
+    std::uint64_t sampler_seed = 1;
+    std::string watch_trigger = "loads-and-stores"; // or loads-only, at-sample
+};
+
 struct trace_run_description {
     profiler_config profiler{};
     std::size_t watchpoint_slots = 0;
@@ -30,6 +39,10 @@ struct trace_run_description {
     // events_incompletely_recorded, its latest value (the recorder rewrites it as the count grows): a replay of a
     // trace where it is not 0 would differ from the recording silently (incompletely_recorded_problem).
     std::uint64_t incompletely_recorded_events = 0;
+    // The trace holds every load and store the program made (attribute `accesses` = `every`), not only the
+    // samples and traps the recording profiler took; `machine` then says how the recording sampled them.
+    bool every_access = false;
+    access_machine_description machine;
 };
 
 namespace trace_run_detail {
@@ -48,6 +61,7 @@ void for_each_setting(profiler_config& config, Visit&& visit) {
     visit("profiler.context_tree_capacity", config.context_tree_capacity);
     visit("profiler.object_map_capacity", config.object_map_capacity);
     visit("profiler.access_contexts_per_context", config.access_contexts_per_context);
+    visit("profiler.allocation_sampling_interval", config.allocation_sampling_interval);
     visit("profiler.seed", config.seed);
     visit("profiler.estimator.min_comparisons", config.estimator.min_comparisons);
     visit("profiler.estimator.confidence", config.estimator.confidence);
@@ -106,6 +120,13 @@ inline std::vector<run_attribute> run_attributes(const trace_run_description& ru
         else
             attributes.push_back({std::string(name), to_text(static_cast<std::uint64_t>(value))});
     });
+    if (run.every_access) {
+        attributes.push_back({"accesses", "every"});
+        attributes.push_back({"sampler.period", to_text(run.machine.sampler_period)});
+        attributes.push_back({"sampler.randomized", to_text(run.machine.sampler_randomized)});
+        attributes.push_back({"sampler.seed", to_text(run.machine.sampler_seed)});
+        attributes.push_back({"watchpoints.trigger", run.machine.watch_trigger});
+    }
     for (const auto& [name, count] : run.facts.agent_counters)
         attributes.push_back({std::string(agent_prefix) + name, std::to_string(count)});
     return attributes;
@@ -136,6 +157,17 @@ inline std::optional<std::string> apply_run_attribute(trace_run_description& run
     else if (name == "replacement") run.facts.replacement = attribute.value;
     else if (name == incompletely_recorded_attribute) {
         if (!from_text(value, run.incompletely_recorded_events)) return malformed();
+    } else if (name == "accesses") {
+        if (value != "every" && value != "sampled") return malformed();
+        run.every_access = value == "every";
+    } else if (name == "sampler.period") {
+        if (!from_text(value, run.machine.sampler_period)) return malformed();
+    } else if (name == "sampler.randomized") {
+        if (!from_text(value, run.machine.sampler_randomized)) return malformed();
+    } else if (name == "sampler.seed") {
+        if (!from_text(value, run.machine.sampler_seed)) return malformed();
+    } else if (name == "watchpoints.trigger") {
+        run.machine.watch_trigger = attribute.value;
     } else if (name == "watchpoint_slots") {
         if (!from_text(value, run.watchpoint_slots)) return malformed();
     } else if (name.starts_with(agent_prefix)) {

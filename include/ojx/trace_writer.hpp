@@ -68,6 +68,7 @@ public:
                 if (!same_type) {
                     out.put_varint(zigzag_delta32(previous.allocation_type, allocation.type));
                 }
+                put_shape(out, allocation.shape);
                 if (!out.overflowed()) {
                     slots.remember_allocation(found, allocation);
                 }
@@ -79,6 +80,7 @@ public:
             out.put_varint(allocation.size);
             out.put_varint(allocation.context);
             out.put_varint(allocation.type);
+            put_shape(out, allocation.shape);
             if (!out.overflowed()) {
                 slots.remember_allocation(slots.bind(allocation.thread), allocation);
             }
@@ -112,6 +114,30 @@ public:
             out.put_varint(sample.access_context);
             if (!out.overflowed()) {
                 slots.remember_sample(slots.bind(sample.thread), sample);
+            }
+        });
+    }
+
+    // One access of a trace of every access: a next-access record when the previous access record in the block was
+    // of the same thread, else a full one naming the thread; the entry's fields are deltas from the thread's
+    // previous access in the block (zeros when it has none).
+    bool append(const access_event& access) noexcept {
+        return write_record([&](trace_byte_writer& out, trace_thread_slots& slots) {
+            const std::size_t last = slots.last_access_slot();
+            const bool next = last != trace_thread_slots::slot_count && slots[last].thread == access.thread;
+            std::size_t slot = next ? last : slots.find(access.thread);
+            if (next) {
+                out.put_byte(trace_tag::next_access);
+            } else {
+                out.put_byte(trace_tag::access);
+                out.put_varint(access.thread);
+            }
+            // A thread without a slot is encoded against the fresh slot bind() gives it: all zeros.
+            static constexpr trace_thread_slots::slot fresh{};
+            put_access_entry(out, slot != trace_thread_slots::slot_count ? slots[slot] : fresh, access);
+            if (!out.overflowed()) {
+                if (slot == trace_thread_slots::slot_count) slot = slots.bind(access.thread);
+                slots.remember_access(slot, access);
             }
         });
     }
@@ -189,13 +215,11 @@ public:
         });
     }
     bool append(const memory_contents_event& memory) noexcept {
-        return write_simple(trace_tag::memory_contents, [&](trace_byte_writer& out) {
-            out.put_varint(memory.where);
-            out.put_varint(memory.bytes.size());
-            for (const std::byte b : memory.bytes) {
-                out.put_byte(static_cast<std::uint8_t>(b));
-            }
-        });
+        return write_simple(trace_tag::memory_contents,
+                            [&](trace_byte_writer& out) { put_memory(out, memory.where, memory.bytes); });
+    }
+    bool append(const memory_fill_event& fill) noexcept {
+        return write_simple(trace_tag::memory_fill, [&](trace_byte_writer& out) { put_memory(out, fill.where, fill.bytes); });
     }
     bool append(const watchpoint_arm_event& arm) noexcept {
         return write_simple(trace_tag::watchpoint_arm, [&](trace_byte_writer& out) {
@@ -291,6 +315,51 @@ public:
     std::size_t pending_bytes() const noexcept { return used_; }
 
 private:
+    static void put_memory(trace_byte_writer& out, address where, std::span<const std::byte> bytes) noexcept {
+        out.put_varint(where);
+        out.put_varint(bytes.size());
+        for (const std::byte b : bytes) out.put_byte(static_cast<std::uint8_t>(b));
+    }
+
+    static std::size_t varint_size(std::uint64_t value) noexcept {
+        std::size_t size = 1;
+        for (; value >= 0x80u; value >>= 7) ++size;
+        return size;
+    }
+
+    // The header byte, then the fields it does not leave out (docs/trace-format.md, "Accesses").
+    static void put_access_entry(trace_byte_writer& out, const trace_thread_slots::slot& previous,
+                                 const access_event& access) noexcept {
+        namespace h = access_header;
+        std::uint8_t header = access.kind == access_kind::store ? h::store : 0;
+        header |= previous.access_ip == access.ip ? h::same_ip : 0;
+        header |= previous.access_context == access.context ? h::same_context : 0;
+        header |= previous.access_width == access.width ? h::same_width : 0;
+        const std::uint8_t address_mode = access.where == previous.access_address + previous.access_width ? h::address_next
+                                          : access.where == previous.access_address                         ? h::address_same
+                                                                                                           : h::address_delta;
+        std::uint8_t value_mode = h::value_implied;
+        if (access.value) {
+            const std::uint64_t value = *access.value;
+            const bool fits_raw = access.width >= 1 && access.width <= 8 &&
+                                  (access.width == 8 || value >> (8 * access.width) == 0);
+            value_mode = value == 0                                      ? h::value_zero
+                         : fits_raw && access.width < varint_size(value) ? h::value_raw
+                                                                         : h::value_varint;
+        }
+        out.put_byte(static_cast<std::uint8_t>(header | address_mode << h::address_shift | value_mode << h::value_shift));
+        if (previous.access_ip != access.ip) out.put_varint(zigzag_delta(previous.access_ip, access.ip));
+        if (previous.access_context != access.context)
+            out.put_varint(zigzag_delta32(previous.access_context, access.context));
+        if (previous.access_width != access.width) out.put_byte(access.width);
+        if (address_mode == h::address_delta) out.put_varint(zigzag_delta(previous.access_address, access.where));
+        if (value_mode == h::value_raw) {
+            for (std::uint8_t i = 0; i < access.width; ++i) out.put_byte(static_cast<std::uint8_t>(*access.value >> (8 * i)));
+        } else if (value_mode == h::value_varint) {
+            out.put_varint(*access.value);
+        }
+    }
+
     static void put_u32(std::span<std::byte> out, std::uint32_t value) noexcept {
         for (std::size_t i = 0; i < 4; ++i) {
             out[i] = static_cast<std::byte>((value >> (8 * i)) & 0xFFu);
@@ -305,6 +374,17 @@ private:
         // The length field is 32 bits.
         constexpr std::size_t largest = trace_block_header_size + std::numeric_limits<std::uint32_t>::max();
         buffer_ = buffer.first(buffer.size() < largest ? buffer.size() : largest);
+    }
+
+    // The allocation shape record that follows an allocation, when there is anything to say. Signal-safe.
+    static void put_shape(trace_byte_writer& out, const allocation_shape& shape) noexcept {
+        const std::uint8_t flags = (shape.header_bytes != 0 ? trace_tag::shape_has_header : 0) |
+                                   (shape.array_length ? trace_tag::shape_is_array : 0);
+        if (flags == 0) return;
+        out.put_byte(trace_tag::allocation_shape);
+        out.put_byte(flags);
+        if (shape.header_bytes != 0) out.put_varint(shape.header_bytes);
+        if (shape.array_length) out.put_varint(*shape.array_length);
     }
 
     template <class Encode>

@@ -3,7 +3,9 @@
 #include "ojx/trace_writer.hpp"
 
 #include <cstdio>
+#include <array>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +23,7 @@ struct file_sink {
     }
 };
 
-// Symbols, a run of compact allocations on three threads, a GC with moves, samples, watchpoints; `variant` varies
+// Symbols, a run of compact allocations on three threads, a GC with moves, samples, watchpoints, accesses; `variant` varies
 // the block size (one block or several) and the values.
 std::vector<std::byte> make_trace(int variant) {
     file_sink sink{.buffer = std::vector<std::byte>(variant % 2 == 0 ? 4096 : 256)};
@@ -38,8 +40,10 @@ std::vector<std::byte> make_trace(int variant) {
         ojx::address top = base + thread * 0x10000u;
         for (int i = 0; i < 6; ++i) {
             const std::uint64_t size = 1024u + 16u * static_cast<std::uint64_t>((i * 7 + variant) % 5);
-            writer.append(ojx::allocation_event{.thread = thread, .where = top, .size = size,
-                .context = static_cast<ojx::context_id>(1 + i / 3), .type = 1});
+            ojx::allocation_event allocation{.thread = thread, .where = top, .size = size,
+                .context = static_cast<ojx::context_id>(1 + i / 3), .type = 1};
+            if (i % 2 == 0) allocation.shape = {.header_bytes = 16, .array_length = size - 16}; // a byte[]: 0x16 too
+            writer.append(allocation);
             top += size;
         }
     }
@@ -62,6 +66,17 @@ std::vector<std::byte> make_trace(int variant) {
     writer.append(ojx::watchpoint_trap{.slot = 0, .watched_address = base + 8, .value = 42, .width = 8,
         .kind = ojx::access_kind::load, .ip = 0x401010, .thread = 8, .access_context = 3});
     writer.append(ojx::watchpoint_disarm_event{.slot = 0});
+    // A trace of every access: a fill, then runs of two threads' loads and stores (next-access records).
+    const std::array<std::byte, 16> filled{std::byte{1}, std::byte{2}, std::byte{3}};
+    writer.append(ojx::memory_fill_event{.where = base, .bytes = filled});
+    for (int i = 0; i < 12; ++i) {
+        const auto kind = i % 3 == 2 ? ojx::access_kind::store : ojx::access_kind::load;
+        writer.append(ojx::access_event{.thread = i < 6 ? 7u : 8u, .ip = 0x401020,
+            .where = base + 8u * static_cast<unsigned>(i),
+            .value = kind == ojx::access_kind::store ? std::optional<std::uint64_t>(i * 0x0123456789abcdefull * variant)
+                                                     : std::nullopt,
+            .width = 8, .kind = kind, .context = 2});
+    }
     if (variant == 3) {
         // A gap: the pool runs dry for a moment, and the trace says how many events were lost.
         sink.refuse = true;

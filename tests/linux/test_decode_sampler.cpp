@@ -8,6 +8,7 @@
 
 #include "ojx/random.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -112,9 +113,11 @@ TEST_CASE("decode sampler on the CPU-time timer: the requested rate, although ti
     // CPU-time timers expire on the kernel's tick (HZ 250 here: every 4 ms), so a timer set for 5 ms fires at 8.
     // Re-arming from the late firing lost that lateness at every sample: 138 samples per CPU second of the 200
     // asked for, 77-82 of 100, measured. Expiries are now set from the previous expiry, so the rate holds well
-    // below the tick rate. At 50/s (intervals of 10-30 ms) a firing is rarely late by a whole interval even
-    // when the thread shares its core; 150 samples are expected, with a standard deviation of about 3.5 (the
-    // intervals are uniform in [0.5, 1.5] of the mean): 93 % is three deviations below.
+    // below the tick rate: 150 samples expected at 50/s over 3 CPU seconds, with a standard deviation of about
+    // 3.5 (intervals uniform in [0.5, 1.5] of the mean): 93 % is three deviations below. That needs the ticks:
+    // a thread that shares its core runs in slices the tick often misses, and its timer then fires whole
+    // intervals late (41-46/s measured with two test programs and two compilers on the two cores, old schedule
+    // or new). So the rate is checked only when the thread had its core (≥ 90 % of the wall time on the CPU).
     in_child_process([] {
         auto rec = std::make_unique<recorder>();
         hardware_backend backend;
@@ -126,14 +129,20 @@ TEST_CASE("decode sampler on the CPU-time timer: the requested rate, although ti
         }
         const auto words = random_buffer(11);
         if (backend.attach_current_thread()) return 1;
+        const auto wall_start = std::chrono::steady_clock::now();
         const double start = thread_cpu_seconds();
         read_loop(words.get(), buffer_words, 3.0);
         const double seconds = thread_cpu_seconds() - start;
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
         backend.detach_current_thread();
         backend.stop();
         const double triggers = static_cast<double>(backend.counters().triggers.load());
-        std::printf("timer: %.0f triggers in %.2f s of CPU: %.1f per second (50 requested)\n", triggers, seconds,
-                    triggers / seconds);
+        std::printf("timer: %.0f triggers in %.2f s of CPU (%.0f %% of the wall time): %.1f per second (50 "
+                    "requested)\n", triggers, seconds, 100 * seconds / wall, triggers / seconds);
+        if (seconds < 0.9 * wall) {
+            std::printf("the thread shared its core: rate not checked\n");
+            return triggers > 0 ? 0 : 1;
+        }
         return triggers / seconds >= 0.93 * 50 && triggers / seconds <= 1.07 * 50 ? 0 : 1;
     });
 }

@@ -290,6 +290,13 @@ def run_checks(driver, page, name, artefacts, steps):
         raise Failure(f"the details panel names the site {field('site')!r}, not {site!r}")
     steps.append(f"details after a click on its box: θ {field('theta')} {field('theta-ci')}, "
                  f"[ω, γ] {field('omega-gamma')}")
+    if context.get("allocated"):  # JP's metrics: the first type's instances (and elements, for arrays)
+        first = context["allocated"]["types"][0]
+        shown = field("allocated-type")
+        expected = [f"{round(first['instances']):,}"] + ([f"{round(first['elements']):,}"] if "elements" in first else [])
+        if not all(number in shown for number in expected):
+            raise Failure(f"the details panel's allocations read {shown!r}, not the profile's {expected}")
+        steps.append(f"details list the allocations: {shown}")
     # The click zoomed into the context: its box now spans the view; Reset zoom brings every context back.
     zoomed = driver.script(f"const b = document.querySelector('{box_css}'), f = document.getElementById('flame-nodes');"
                            "return b.getBoundingClientRect().width / f.clientWidth")

@@ -11,7 +11,9 @@ or the test fixture, which writes both files). The expected totals are computed 
   allocated         sum of contexts' bytes
   comparisons       sum of contexts' comparisons.equal + comparisons.different
   replicated_bytes  sum of each reported context's bytes in all but one of its largest identical group,
-                    (floor(omega * objects) - 1) * bytes / objects, rounded to a byte
+                    (floor(omega * objects) - 1) * bytes / objects, rounded to a byte; objects and bytes are
+                    the context's allocation metrics (allocated.types, estimates where allocations were sampled)
+                    where the profile has them
 
 and compared with the totals pprof prints (-top) and with the sum of its raw samples (-raw). Then the top entries
 must name what the JSON says replicates most: the allocated type (pprof's leaf) and, with the synthetic type frames
@@ -63,12 +65,19 @@ def function_of(frame):
 
 
 def replicated_bytes(context):
-    """At least this many bytes would be saved if the context's largest identical group were one object."""
-    objects = context["objects"]
+    """At least this many bytes would be saved if the context's largest identical group were one object: of all
+    the context's allocations (its allocation metrics, scaled where allocations were sampled) where the profile
+    has them, else of its tracked objects."""
+    if "allocated" in context:
+        kinds = context["allocated"]["types"] + [context["allocated"].get("other_types", {"instances": 0, "bytes": 0})]
+        objects = sum(kind["instances"] for kind in kinds)
+        allocated = sum(kind["bytes"] for kind in kinds)
+    else:
+        objects, allocated = context["objects"], context["bytes"]
     if not context["reported"] or objects == 0:
         return 0.0
     identical = math.floor(context["omega"] * objects)
-    return (identical - 1) * (context["bytes"] / objects) if identical > 1 else 0.0
+    return (identical - 1) * (allocated / objects) if identical > 1 else 0.0
 
 
 def expected_values(context):

@@ -17,10 +17,16 @@ def run(*command):
     return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
 
+def fresh_directory(path):
+    """`path`, emptied (made if missing)."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
 def main():
     ojx, demo, work = sys.argv[1:4]
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    fresh_directory(work)
     live = os.path.join(work, "live.json")
     trace = os.path.join(work, "run.ojxt")
     replayed = os.path.join(work, "replayed.json")

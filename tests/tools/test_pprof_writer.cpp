@@ -351,3 +351,28 @@ TEST_CASE("a failed write is reported", "[pprof]") {
     REQUIRE(error);
     CHECK(error->find("write failed") != std::string::npos);
 }
+
+TEST_CASE("labels carry the allocation metrics: every allocation, scaled where sampled, and array elements",
+          "[pprof]") {
+    profile p = sample_profile();
+    p.run.allocation_counts = {ojx::describe_allocation_counting(524288)};
+    ojx::named_allocations& sampled = p.contexts[0].allocated.emplace();
+    sampled.estimated = true;
+    sampled.types.push_back({"byte[]", {.array = true, .seen = 300, .instances = 1234.6, .bytes = 2.5e6,
+                                        .elements = 2.4e6, .instances_variance = 900}});
+    p.contexts[1].allocated.emplace().types.push_back({"Record", {.seen = 7, .instances = 7, .bytes = 7168}});
+    const pb::Profile written_profile = written(p);
+    const auto first = labels(written_profile, written_profile.sample(0));
+    CHECK(first.find("instances")->second == "1235 count");
+    CHECK(first.find("elements")->second == "2400000 count");
+    CHECK(first.find("instances_are")->second == "estimated");
+    const auto second = labels(written_profile, written_profile.sample(1));
+    CHECK(second.find("instances")->second == "7 count");
+    CHECK(second.count("elements") == 0);
+    CHECK(second.count("instances_are") == 0);
+    CHECK(labels(written_profile, written_profile.sample(2)).count("instances") == 0); // an older profile's
+    std::vector<std::string> comments;
+    for (const std::int64_t c : written_profile.comment()) comments.push_back(text(written_profile, c));
+    CHECK(std::any_of(comments.begin(), comments.end(),
+                      [](const std::string& c) { return c.starts_with("allocation counts: estimated"); }));
+}

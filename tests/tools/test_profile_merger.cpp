@@ -176,3 +176,73 @@ TEST_CASE("profiles estimated with different settings are not merged") {
     CHECK_THAT(*error, Catch::Contains("b.json") && Catch::Contains("min_comparisons 50") &&
                            Catch::Contains("same settings"));
 }
+
+namespace {
+
+context_profile site_with(std::string type, std::optional<named_allocations> allocated, std::uint64_t objects) {
+    context_profile c;
+    c.type = std::move(type);
+    c.frames = {"A.f(A.java:1)"};
+    c.objects = objects;
+    c.bytes = objects * 1024;
+    c.has_evidence = true;
+    c.allocated = std::move(allocated);
+    return c;
+}
+
+named_allocations counted(bool estimated, std::vector<named_type_allocations> types) {
+    return named_allocations{.estimated = estimated, .types = std::move(types), .other = {}};
+}
+
+const named_allocations* merged_allocations(const profile& p) {
+    REQUIRE(p.contexts.size() == 1);
+    REQUIRE(p.contexts[0].allocated);
+    return &*p.contexts[0].allocated;
+}
+
+} // namespace
+
+TEST_CASE("allocation metrics add up per type: exact stays exact, anything estimated makes an estimate") {
+    const type_allocations arrays{.array = true, .seen = 10, .instances = 10, .bytes = 10240, .elements = 2560};
+    const type_allocations records{.seen = 2, .instances = 2, .bytes = 4096};
+    const type_allocations scaled{.array = true, .seen = 4, .instances = 31.5, .bytes = 32256, .elements = 8064,
+                                  .instances_variance = 200};
+    const auto merge = [](std::vector<context_profile> contexts) {
+        profile_merger merger;
+        for (std::size_t i = 0; i < contexts.size(); ++i) merger.add_context(std::move(contexts[i]), "p.json");
+        REQUIRE_FALSE(merger.add_run(run_profile{}, "p.json"));
+        profile out;
+        REQUIRE_FALSE(merger.finish(out));
+        return out;
+    };
+
+    const profile exact = merge({site_with("int[]", counted(false, {{"int[]", arrays}}), 10),
+                                 site_with("int[]", counted(false, {{"Record", records}, {"int[]", arrays}}), 12)});
+    const named_allocations* sum = merged_allocations(exact);
+    CHECK_FALSE(sum->estimated);
+    REQUIRE(sum->types.size() == 2);
+    CHECK(sum->types[1].type == "int[]"); // by name: the order of the inputs does not matter
+    CHECK(sum->types[1].counts.instances == 20);
+    CHECK(sum->types[1].counts.elements == 5120);
+    CHECK(sum->types[0].counts.instances == 2);
+    CHECK(exact.contexts[0].objects == 22);
+
+    const profile mixed = merge({site_with("int[]", counted(false, {{"int[]", arrays}}), 10),
+                                 site_with("int[]", counted(true, {{"int[]", scaled}}), 4)});
+    sum = merged_allocations(mixed);
+    CHECK(sum->estimated);
+    CHECK(sum->types[0].counts.instances == 41.5);
+    CHECK(sum->types[0].counts.seen == 14);
+    CHECK(sum->types[0].counts.instances_variance == 200);
+
+    // A profile from before the metrics counts as its tracked objects, exactly, of the site's type.
+    const profile with_old = merge({site_with("int[]", std::nullopt, 7),
+                                    site_with("int[]", counted(false, {{"int[]", arrays}}), 10)});
+    sum = merged_allocations(with_old);
+    CHECK_FALSE(sum->estimated);
+    REQUIRE(sum->types.size() == 2); // the old one does not know its objects were arrays
+    CHECK(sum->total().instances == 17);
+    CHECK(sum->total().bytes == 7 * 1024 + 10240);
+    const profile old_only = merge({site_with("int[]", std::nullopt, 7), site_with("int[]", std::nullopt, 5)});
+    CHECK_FALSE(old_only.contexts[0].allocated);
+}

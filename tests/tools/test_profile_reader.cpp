@@ -197,3 +197,84 @@ TEST_CASE("a profile without contexts, fields nobody knows and an empty frame li
     CHECK_FALSE(r.contexts[0].has_evidence);
     CHECK(r.contexts[0].estimate.comparisons() == 3);
 }
+
+TEST_CASE("allocation metrics read back: exact from the profiler, estimated through the tool's writer") {
+    const auto [json, report] = emulated_profile();
+    const read_result r = read_text("emulated.json", json);
+    REQUIRE_FALSE(r.error);
+    REQUIRE(r.run.allocation_counts.size() == 1);
+    CHECK_THAT(r.run.allocation_counts.front(), Catch::StartsWith("exact"));
+    for (std::size_t i = 0; i < report.contexts.size(); ++i) {
+        const context_profile& c = r.contexts[i];
+        REQUIRE(c.allocated);
+        CHECK_FALSE(c.allocated->estimated);
+        const std::vector<type_allocations> expected(report.contexts[i].allocated.begin(),
+                                                     report.contexts[i].allocated.end());
+        REQUIRE(c.allocated->types.size() == expected.size());
+        for (std::size_t t = 0; t < expected.size(); ++t) {
+            CHECK(c.allocated->types[t].type == c.type);
+            CHECK(c.allocated->types[t].counts.array == expected[t].array);
+            CHECK(c.allocated->types[t].counts.seen == expected[t].seen);
+            CHECK(c.allocated->types[t].counts.instances == expected[t].instances);
+            CHECK(c.allocated->types[t].counts.elements == expected[t].elements);
+        }
+        // Exact metrics count what the profiler tracked: the saving is what it was before the metrics.
+        CHECK(c.replicated_bytes() == replicated_bytes_lower_bound(c.estimate, static_cast<double>(c.objects),
+                                                                   static_cast<double>(c.bytes)));
+    }
+
+    profile p;
+    p.run = r.run;
+    p.run.allocation_counts = {describe_allocation_counting(8192)};
+    context_profile sampled = r.contexts.front();
+    named_allocations& a = sampled.allocated.emplace();
+    a.estimated = true;
+    a.types.push_back({"byte[]", {.array = true, .seen = 40, .instances = 123.456789012345678,
+                                  .bytes = 7.5e5 / 3, .elements = 1e5 / 7, .instances_variance = 987.654321}});
+    a.types.push_back({"Record", {.seen = 3, .instances = 9.25, .bytes = 9472, .instances_variance = 12.5}});
+    a.other = {.seen = 2, .instances = 4.5, .bytes = 4608, .elements = 99, .instances_variance = 3};
+    p.contexts = {sampled};
+    std::ostringstream first;
+    write_profile_json(first, p);
+    const read_result back = read_text("estimated.json", first.str());
+    REQUIRE_FALSE(back.error);
+    REQUIRE(back.contexts.size() == 1);
+    const named_allocations& read = *back.contexts[0].allocated;
+    CHECK(read.estimated);
+    REQUIRE(read.types.size() == 2);
+    CHECK(read.types[0].counts.instances == a.types[0].counts.instances); // 17 digits: exact
+    CHECK(read.types[0].counts.elements == a.types[0].counts.elements);
+    CHECK(read.types[0].counts.instances_variance == a.types[0].counts.instances_variance);
+    CHECK_FALSE(read.types[1].counts.array);
+    CHECK(read.other.seen == 2);
+    CHECK(read.other.elements == 99);
+    std::ostringstream second;
+    write_profile_json(second, profile{back.run, back.contexts});
+    CHECK(second.str() == first.str());
+    // Sampled: the saving is of every allocation, estimated, not of the 45 sampled objects.
+    const type_allocations total = back.contexts[0].allocated_total();
+    CHECK(total.instances == Approx(123.456789012345678 + 9.25 + 4.5));
+    CHECK(back.contexts[0].replicated_bytes() ==
+          replicated_bytes_lower_bound(back.contexts[0].estimate, total.instances, total.bytes));
+}
+
+TEST_CASE("a profile without allocation metrics reads as before, and bad metrics are named") {
+    const read_result old = read_text("old.json", profile_with(minimal_context));
+    REQUIRE_FALSE(old.error);
+    CHECK_FALSE(old.contexts[0].allocated);
+    CHECK(old.run.allocation_counts.empty());
+    CHECK(old.contexts[0].allocated_total().instances == 3);
+    CHECK(old.contexts[0].allocated_total().bytes == 3072);
+
+    std::string context = minimal_context;
+    context.insert(1, R"json("allocated": {"estimated": "yes", "types": []}, )json");
+    const read_result bad = read_text("bad.json", profile_with(context));
+    REQUIRE(bad.error);
+    CHECK_THAT(*bad.error, Catch::EndsWith("bad.json: context 1: field 'allocated.estimated' should be true or false"));
+    context = minimal_context;
+    context.insert(1, R"json("allocated": {"estimated": true, "types": [{"type": "int[]", "instances": -2}]}, )json");
+    const read_result negative = read_text("negative.json", profile_with(context));
+    REQUIRE(negative.error);
+    CHECK_THAT(*negative.error, Catch::EndsWith("negative.json: context 1: field 'allocated.types.instances' should be "
+                                                 "a non-negative number"));
+}

@@ -7,6 +7,7 @@
 #include "ojx/report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -56,6 +57,41 @@ void append_frames(std::string& json, const std::vector<std::string>& frames, st
     json += ']';
 }
 
+void append_type_counts(std::string& json, const type_allocations& t) {
+    using report_detail::number;
+    json += ",\"instances\":" + number(t.instances) + ",\"bytes\":" + number(t.bytes) + ",\"seen\":" +
+            std::to_string(t.seen);
+    if (t.array) json += ",\"elements\":" + number(t.elements);
+    if (t.instances_variance > 0) json += ",\"stddev\":" + number(std::sqrt(t.instances_variance));
+}
+
+// JP's metrics for the details panel: every type's instances (arrays: number and elements), null without them.
+void append_allocations(std::string& json, const context_profile& c) {
+    if (!c.allocated) {
+        json += "null";
+        return;
+    }
+    const named_allocations& a = *c.allocated;
+    json += std::string("{\"estimated\":") + (a.estimated ? "true" : "false") + ",\"types\":[";
+    for (std::size_t i = 0; i < a.types.size(); ++i) {
+        const named_type_allocations& t = a.types[i];
+        json += i ? ",{\"type\":" : "{\"type\":";
+        append_string(json, t.type.empty() ? std::string_view("?") : std::string_view(t.type));
+        if (t.counts.array) {
+            json += ",\"element_type\":";
+            append_string(json, array_element_type(t.type));
+        }
+        append_type_counts(json, t.counts);
+        json += '}';
+    }
+    if (a.other.seen > 0) {
+        json += std::string(a.types.empty() ? "" : ",") + "{\"type\":\"(other types)\"";
+        append_type_counts(json, a.other);
+        json += '}';
+    }
+    json += "]}";
+}
+
 void append_context(std::string& json, const context_profile& c, std::size_t rank, string_table& strings) {
     using report_detail::number;
     const replica_estimate& e = c.estimate;
@@ -73,7 +109,9 @@ void append_context(std::string& json, const context_profile& c, std::size_t ran
     append_interval(json, e.alpha_ci);
     json += ",\"alpha_comparisons\":" + std::to_string(e.alpha_comparisons);
     json += ",\"omega\":" + number(e.omega) + ",\"gamma\":" + number(e.gamma);
-    json += ",\"bytes_saved\":" + number(c.replicated_bytes()) + ",\"accesses\":[";
+    json += ",\"bytes_saved\":" + number(c.replicated_bytes()) + ",\"allocated\":";
+    append_allocations(json, c);
+    json += ",\"accesses\":[";
     for (std::size_t i = 0; i < c.accesses.size(); ++i) {
         json += i ? ",{\"frames\":" : "{\"frames\":";
         append_frames(json, c.accesses[i].frames, strings);

@@ -123,6 +123,13 @@ void add_label(pprof_builder& builder, pb::Sample& sample, const std::string& ke
     label.set_str(builder.string(value));
 }
 
+void add_count_label(pprof_builder& builder, pb::Sample& sample, const std::string& key, double count) {
+    pb::Label& label = *sample.add_label();
+    label.set_key(builder.string(key));
+    label.set_num(std::llround(count));
+    label.set_num_unit(builder.string("count"));
+}
+
 // A fraction as a whole percent, rounded as the text report rounds it. (pprof's numeric labels are integers.)
 void add_percent_label(pprof_builder& builder, pb::Sample& sample, const std::string& key, double fraction) {
     pb::Label& label = *sample.add_label();
@@ -140,6 +147,7 @@ void add_comments(pprof_builder& builder, const run_profile& run) {
     if (!run.runtime.empty()) comment("runtime: " + joined(run.runtime));
     if (!run.sampler.empty()) comment("sampler: " + joined(run.sampler));
     if (!run.watchpoints.empty()) comment("watchpoints: " + joined(run.watchpoints));
+    if (!run.allocation_counts.empty()) comment("allocation counts: " + joined(run.allocation_counts));
     if (run.profiles > 1) comment("merged from " + std::to_string(run.profiles) + " profiles");
 }
 
@@ -182,6 +190,14 @@ void pprof_writer::add(const context_profile& context) {
     sample.add_value(replicated_rounded - state_->replicated_rounded_so_far);
     state_->replicated_rounded_so_far = replicated_rounded;
     add_label(builder, sample, "type", context.type);
+    // JP's metrics: every allocation of the site (scaled where allocations were sampled; rounded), and the
+    // elements of its arrays. The values above stay the objects ojx tracked.
+    if (context.allocated) {
+        const type_allocations total = context.allocated->total();
+        add_count_label(builder, sample, "instances", total.instances);
+        if (total.elements > 0) add_count_label(builder, sample, "elements", total.elements);
+        if (context.allocated->estimated) add_label(builder, sample, "instances_are", "estimated");
+    }
     if (context.estimate.reported) {
         add_percent_label(builder, sample, "theta", context.estimate.theta);
         add_percent_label(builder, sample, "omega", context.estimate.omega);

@@ -6,6 +6,7 @@
 #include "ojx/report.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,9 @@ struct context_profile {
     std::vector<std::string> frames; // leaf first: frames.front() is the allocation site
     std::uint64_t objects = 0;
     std::uint64_t bytes = 0;
+    // JP's allocation metrics (instances per type, arrays and their elements). Profiles written before they were
+    // carried have none.
+    std::optional<named_allocations> allocated;
     // The sufficient statistics the estimate comes from. Profiles written before they were carried have none;
     // such contexts can be reported but not merged.
     bool has_evidence = false;
@@ -28,8 +32,23 @@ struct context_profile {
     replica_estimate estimate; // as the profile says, or recomputed from `evidence` after a merge
     std::vector<access_context> accesses; // most sampled first
 
+    // Instances and bytes the context allocated: the allocation metrics' totals (estimates where allocations
+    // were sampled), or the tracked objects where the profile has no metrics.
+    type_allocations allocated_total() const noexcept {
+        if (allocated) return allocated->total();
+        type_allocations total;
+        total.seen = objects;
+        total.instances = static_cast<double>(objects);
+        total.bytes = static_cast<double>(bytes);
+        return total;
+    }
+    bool allocations_estimated() const noexcept { return allocated && allocated->estimated; }
+
     // At least this many bytes would be saved if the replicas shared one copy.
-    double replicated_bytes() const noexcept { return replicated_bytes_lower_bound(estimate, bytes); }
+    double replicated_bytes() const noexcept {
+        const type_allocations total = allocated_total();
+        return replicated_bytes_lower_bound(estimate, total.instances, total.bytes);
+    }
 };
 
 // A numeric counter of the run, by its path in the profile's `run` object ("samples",
@@ -43,6 +62,7 @@ struct run_counter {
 struct run_profile {
     // Each descriptive field with every distinct value seen (one for a single profile), sorted after a merge.
     std::vector<std::string> runtime, sampler, watchpoints, pairing, replacement;
+    std::vector<std::string> allocation_counts; // how allocation metrics were counted (none in older profiles)
     std::vector<run_counter> counters;
     estimator_config estimator;
     std::uint64_t profiles = 1; // how many profiles this one was merged from

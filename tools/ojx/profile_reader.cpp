@@ -94,6 +94,9 @@ public:
             evidence_present_ = 0;
         }
         if (path_ == "contexts[].accesses[]" && in_array()) context_.accesses.emplace_back();
+        if (in_context_ && path_ == "contexts[]" && !in_array() && key_ == "allocated") context_.allocated.emplace();
+        if (path_ == "contexts[].allocated.types[]" && in_array() && context_.allocated)
+            context_.allocated->types.emplace_back();
         return enter(false);
     }
 
@@ -206,6 +209,7 @@ private:
             if (key_ == "watchpoints") return run_text(v, run_.watchpoints);
             if (key_ == "pairing") return run_text(v, run_.pairing);
             if (key_ == "replacement") return run_text(v, run_.replacement);
+            if (key_ == "allocation_counts") return run_text(v, run_.allocation_counts);
             if (v.what == scalar::kind::unsigned_integer) run_.counters.push_back({key_, v.integer});
             return true;
         }
@@ -248,6 +252,7 @@ private:
         if (name == "watchpoints") return &run_.watchpoints;
         if (name == "pairing") return &run_.pairing;
         if (name == "replacement") return &run_.replacement;
+        if (name == "allocation_counts") return &run_.allocation_counts;
         return nullptr;
     }
 
@@ -301,6 +306,42 @@ private:
             return true;
         }
         if (p == ".accesses[].frames[]") return frame(v, "accesses.frames", c.accesses.back().frames);
+        if (p.starts_with(".allocated") && c.allocated) return allocated_value(v, p, *c.allocated);
+        return true;
+    }
+
+    bool allocated_value(const scalar& v, std::string_view p, named_allocations& a) {
+        if (p == ".allocated") {
+            if (key_ != "estimated") return true;
+            if (v.what != scalar::kind::boolean) return wrong_type("allocated.estimated", "true or false");
+            a.estimated = v.boolean;
+            return true;
+        }
+        if (p == ".allocated.types[]") {
+            named_type_allocations& t = a.types.back();
+            if (key_ == "type") return text(v, "allocated.types.type", t.type);
+            if (key_ == "array") {
+                if (v.what != scalar::kind::boolean) return wrong_type("allocated.types.array", "true or false");
+                t.counts.array = v.boolean;
+                return true;
+            }
+            return type_counts(v, "allocated.types.", t.counts);
+        }
+        if (p == ".allocated.other_types") return type_counts(v, "allocated.other_types.", a.other);
+        return true;
+    }
+
+    bool type_counts(const scalar& v, std::string_view where, type_allocations& t) {
+        const std::string field = std::string(where) + key_;
+        if (key_ == "seen") return count(v, field, t.seen);
+        double* number = key_ == "instances"            ? &t.instances
+                         : key_ == "bytes"              ? &t.bytes
+                         : key_ == "elements"           ? &t.elements
+                         : key_ == "instances_variance" ? &t.instances_variance
+                                                        : nullptr;
+        if (number == nullptr) return true;
+        if (!real(v, field, *number)) return false;
+        if (!(*number >= 0)) return wrong_type(field, "a non-negative number");
         return true;
     }
 

@@ -48,6 +48,8 @@ void write_run(std::ostream& out, const run_profile& run) {
         << json_escape(joined(run.sampler)) << "\", \"watchpoints\": \"" << json_escape(joined(run.watchpoints))
         << "\", \"pairing\": \"" << json_escape(joined(run.pairing)) << "\", \"replacement\": \""
         << json_escape(joined(run.replacement)) << '"';
+    if (!run.allocation_counts.empty())
+        out << ",\n    \"allocation_counts\": \"" << json_escape(joined(run.allocation_counts)) << '"';
     write_counters(out, run.counters);
     out << ",\n    \"estimator\": {\"min_comparisons\": " << run.estimator.min_comparisons
         << ", \"confidence\": " << exact(run.estimator.confidence) << '}';
@@ -62,6 +64,10 @@ void write_run(std::ostream& out, const run_profile& run) {
         write_strings(out, run.pairing);
         out << ", \"replacement\": ";
         write_strings(out, run.replacement);
+        if (!run.allocation_counts.empty()) {
+            out << ", \"allocation_counts\": ";
+            write_strings(out, run.allocation_counts);
+        }
         out << '}';
     }
     out << "},\n";
@@ -76,7 +82,7 @@ void write_profile_json(std::ostream& out, const profile& p) {
     for (std::size_t i = 0; i < p.contexts.size(); ++i) {
         const context_profile& c = p.contexts[i];
         out << (i ? ",\n" : "\n");
-        write_context_json(out, c.type, c.frames, c.objects, c.bytes, c.estimate,
+        write_context_json(out, c.type, c.frames, c.objects, c.bytes, c.allocated ? &*c.allocated : nullptr, c.estimate,
                            c.has_evidence ? &c.evidence : nullptr, c.accesses);
     }
     out << "\n  ]\n}\n";

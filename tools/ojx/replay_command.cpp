@@ -1,47 +1,106 @@
-// `ojx replay`: analyse a recorded trace again (docs/trace-format.md), with the recorded settings or other
-// estimator settings, and write the JSON profile. The replay backend (backends/replay) does the work.
+// `ojx replay`: analyse a recorded trace again (docs/trace-format.md), with the recorded settings or the settings
+// the trace can answer, and write the JSON profile — or replay it through a grid of configurations and compare them
+// (policy_comparison.hpp). The replay backend (backends/replay) does the work.
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
+#include "policy_comparison.hpp"
 #include "whole_file.hpp"
 
 #include "ojx/replay/replay_profile.hpp"
 
 #include <cstdio>
 #include <optional>
+#include <span>
+#include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ojx::tool {
 namespace {
 
-constexpr const char* replay_help = R"(usage: ojx replay TRACE [OPTIONS] -o PROFILE.json
+constexpr const char* replay_help = R"(usage: ojx replay TRACE [SETTINGS] -o PROFILE.json
+       ojx replay TRACE [SETTINGS] --compare SETTING=V1,V2,... [--compare ...] [--compare-json FILE]
 
-Analyses a recorded run again: feeds the trace's allocations, frees, moves, collections, access samples and
-watchpoint traps, in the recorded order, to a profiler built with the recorded settings and policies, and writes
-its JSON profile. With the recorded settings the profile is byte for byte the one the recording run wrote.
-Traces come from the agents' record=FILE option — the JVM agent's (-agentpath:libojx.so=start,record=run.ojxt)
-and the native one's (OJX_OPTIONS=record=run.ojxt LD_PRELOAD=libojxpreload.so) — and from
-`ojx_synthetic_demo --record TRACE` (the emulation backend).
+Analyses a recorded run again: feeds the trace, in the recorded order, to a profiler built with the recorded
+settings and policies (or the ones given) and writes its JSON profile. With the recorded settings the profile is
+byte for byte the one the recording run wrote; the same trace, settings and seeds give the same profile every time.
 
+Two kinds of trace, two kinds of question:
+  A trace of samples and traps holds only what the recording profiler took: the agents' record=FILE (the JVM
+  agent's -agentpath:libojx.so=start,record=run.ojxt, the native one's OJX_OPTIONS=record=run.ojxt with
+  LD_PRELOAD=libojxpreload.so) and ojx_synthetic_demo --record TRACE write one. It
+  answers the estimator's settings (--min-comparisons, --confidence): the same evidence judged otherwise. Nothing
+  that decides which accesses are sampled, which pairs are watched or when they are compared: those would have
+  taken other samples and traps, which the trace does not have; it refuses them, naming the setting.
+  A trace of every access (ojx_synthetic_demo --record-accesses TRACE) holds every load, store and allocation and
+  every value memory got. The replay rebuilds memory and runs its own emulated sampler, debug registers and
+  profiler against the accesses: it answers every setting below, and knows the truth (every object's contents).
+
+Settings (default: as recorded):
+  --min-comparisons N      judge each site with this minimum number of comparisons
+  --confidence X           confidence of the intervals, e.g. 0.99 or 99%
+  --seed N                 the profiler's seed (pairing, replacement draws). On a trace of samples and traps it
+                           runs, but most recorded traps then match nothing watched (ojx replay says how many
+                           watchpoint calls differed)
+  every access only:
+  --period N               the sampler's mean accesses between samples
+  --sampling randomized|fixed   geometric gaps with that mean, or exactly every N-th access
+  --sampler-seed N         the sampler's seed
+  --slots N                watchpoint slots (debug registers), 0 to 16
+  --trigger MODE           when a watched pair is compared: loads-and-stores (x86 watchpoints: the next access),
+                           loads-only, or at-sample (at once, as the agents' compare=sample)
+  --replacement POLICY     which armed watchpoint a new candidate replaces: reservoir, oldest-first, keep-armed
+  --pairing POLICY         which earlier object a sampled one is compared with: reservoir, recent
+  --window BYTES           bytes compared around a probed word; 0: the word only
+
+Output:
   -o, --output FILE        where the profile goes (written whole or not at all; '-' is standard output)
-  --min-comparisons N      judge each site with this minimum number of comparisons (default: as recorded)
-  --confidence X           confidence of the intervals, e.g. 0.99 or 99% (default: as recorded)
-  --seed N                 the profiler's seed (default: as recorded; see below)
+  --compare SETTING=V1,V2,...   replay every combination of the values of the --compare axes (each over the
+                           settings above) on the same trace, and print a table of their differences instead of
+                           writing a profile: per configuration the comparisons, traps, sites with an estimate and,
+                           on a trace of every access, at how many sites [ω, γ] covers the true X_N/X and θ's
+                           interval the true θ; then per site θ, its interval, [ω, γ] and the truth
+  --compare-json FILE      the comparison as JSON as well (with --compare)
 
-What a trace of samples and traps can answer: the same analysis, or the same evidence judged with other
-estimator settings (--min-comparisons, --confidence). It cannot answer for another sampler, pairing or
-replacement policy, number of watchpoints or comparison window, nor for another seed: those change which objects
-are paired and watched, hence which traps would have happened, and the trace holds only the traps that did.
-(A replay with another seed runs, but its watchpoints differ from the recording's and most recorded traps then
-count as stale; ojx replay says how many watchpoint calls differed.) Those questions need a trace of every
-access, which ojx does not record yet.
+Exit status: 0 done; 1 an output could not be written; 2 bad usage, a setting the trace cannot answer, or a
+missing, truncated, corrupt or foreign trace (one line naming the file and the problem).
 
-Exit status: 0 done; 1 the profile could not be written; 2 bad usage, or a missing, truncated, corrupt or
-foreign trace (one line naming the file and the problem).
-
-example: ojx replay run.ojxt --min-comparisons 50 -o strict.json && ojx report strict.json
+examples: ojx replay run.ojxt --min-comparisons 50 -o strict.json && ojx report strict.json
+          ojx replay every.ojxt --compare slots=1,2,4 --compare replacement=reservoir,keep-armed
 )";
+
+// Writes `text` to `path` ('-': standard output), whole or not at all.
+int write_output(const std::string& path, const std::string& text) {
+    if (path == "-") {
+        std::fputs(text.c_str(), stdout);
+        return std::fflush(stdout) == 0 ? exit_ok : exit_failed;
+    }
+    output_file out(path);
+    if (out.ok()) out.stream() << text;
+    if (const auto write_error = out.commit()) {
+        std::fprintf(stderr, "ojx replay: %s\n", write_error->c_str());
+        return exit_failed;
+    }
+    return exit_ok;
+}
+
+int run_comparison(const std::string& trace_path, std::span<const std::byte> trace,
+                   const replay::replay_settings& settings, const std::vector<comparison_axis>& axes,
+                   const std::string& json_path, command_line& line) {
+    const policy_comparison comparison = compare_policies(trace, trace_path, settings, axes);
+    if (!comparison.error.empty()) return line.fail(comparison.error);
+    std::ostringstream table;
+    write_comparison_text(table, comparison, trace_path);
+    if (!json_path.empty()) {
+        std::ostringstream json;
+        write_comparison_json(json, comparison, trace_path);
+        if (const int status = write_output(json_path, json.str()); status != exit_ok) return status;
+    }
+    std::fputs(table.str().c_str(), stdout);
+    return std::fflush(stdout) == 0 ? exit_ok : exit_failed;
+}
 
 } // namespace
 
@@ -49,6 +108,8 @@ int replay_command(arguments args) {
     command_line line("replay", args);
     std::vector<std::string> inputs;
     std::string output;
+    std::string comparison_json;
+    std::vector<comparison_axis> axes;
     replay::replay_settings settings;
     while (line.next()) {
         if (!line.is_option()) {
@@ -56,47 +117,45 @@ int replay_command(arguments args) {
         } else if (line.is("--help") || line.is("-h")) {
             std::fputs(replay_help, stdout);
             return exit_ok;
-        } else if (line.is("-o") || line.is("--output")) {
+        } else if (line.is("-o") || line.is("--output") || line.is("--compare-json")) {
+            const bool json = line.is("--compare-json");
             const std::optional<std::string> path = line.value();
             if (!path) return exit_usage;
-            output = *path;
-        } else if (line.is("--min-comparisons")) {
-            settings.min_comparisons = line.count();
-            if (!settings.min_comparisons) return exit_usage;
-        } else if (line.is("--confidence")) {
-            settings.confidence = line.fraction();
-            if (!settings.confidence) return exit_usage;
-            if (*settings.confidence <= 0 || *settings.confidence >= 1)
-                return line.fail("--confidence: must be between 0 and 1 (exclusive)");
-        } else if (line.is("--seed")) {
-            settings.seed = line.count();
-            if (!settings.seed) return exit_usage;
+            (json ? comparison_json : output) = *path;
+        } else if (line.is("--compare")) {
+            const std::optional<std::string> text = line.value();
+            if (!text) return exit_usage;
+            std::string error;
+            auto axis = parse_comparison_axis(*text, error);
+            if (!axis) return line.fail(error);
+            axes.push_back(std::move(*axis));
+        } else if (const std::string_view option = line.current().substr(0, line.current().find('='));
+                   option.starts_with("--") && replay::find_replay_setting(option.substr(2))) {
+            const std::optional<std::string> text = line.value();
+            if (!text) return exit_usage;
+            if (const auto problem = replay::set_replay_setting(settings, option.substr(2), *text))
+                return line.fail(std::string(option) + ": " + *problem);
         } else {
             return line.unknown();
         }
     }
     if (inputs.empty()) return line.fail("no trace given (ojx replay --help)");
     if (inputs.size() > 1) return line.fail("one trace at a time (merge the profiles afterwards: ojx merge)");
-    if (output.empty()) return line.fail("no output file: add -o PROFILE.json (or -o - for standard output)");
+    if (!axes.empty() && !output.empty())
+        return line.fail("--compare prints a table of several replays, -o writes one profile: give one or the other");
+    if (axes.empty() && !comparison_json.empty()) return line.fail("--compare-json needs --compare");
+    if (axes.empty() && output.empty())
+        return line.fail("no output file: add -o PROFILE.json (or -o - for standard output), or --compare");
 
     const std::string& trace_path = inputs.front();
     std::string error;
     const auto trace = read_whole_file(trace_path, error);
     if (!trace) return line.fail(error);
+    if (!axes.empty()) return run_comparison(trace_path, *trace, settings, axes, comparison_json, line);
+
     const replay::replayed_profile replayed = replay::replay_profile(*trace, trace_path, settings);
     if (!replayed.error.empty()) return line.fail(replayed.error);
-
-    if (output == "-") {
-        std::fputs(replayed.json.c_str(), stdout);
-        if (std::fflush(stdout) != 0) return exit_failed;
-    } else {
-        output_file out(output);
-        if (out.ok()) out.stream() << replayed.json;
-        if (const auto write_error = out.commit()) {
-            std::fprintf(stderr, "ojx replay: %s\n", write_error->c_str());
-            return exit_failed;
-        }
-    }
+    if (const int status = write_output(output, replayed.json); status != exit_ok) return status;
     const replay::replay_result& r = replayed.replay;
     std::fprintf(stderr, "ojx replay: %llu events from %s%s\n", static_cast<unsigned long long>(r.events),
                  trace_path.c_str(), r.complete ? "" : " (no end record: the recording stopped early)");

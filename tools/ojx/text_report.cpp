@@ -3,7 +3,9 @@
 #include "ojx/report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace ojx::tool {
 namespace {
@@ -29,21 +31,51 @@ void write_frame_line(std::ostream& out, const char* label, const std::string& f
     write_source(out, frame, options);
 }
 
+// A count as a whole number, "~" before it when it is an estimate.
+std::string amount(double value, bool estimated) {
+    char text[40];
+    std::snprintf(text, sizeof text, "%s%.0f", estimated ? "~" : "", value);
+    return text;
+}
+
+// JP's metrics, one line per type: "allocated: 300 arrays of byte, 614400 elements, 600.0 KiB".
+void write_allocations(std::ostream& out, const named_allocations& a) {
+    const auto line = [&](const std::string& what, const type_allocations& t) {
+        out << "        allocated: " << amount(t.instances, a.estimated);
+        if (t.instances_variance > 0) out << " (+-" << amount(std::sqrt(t.instances_variance), false) << ')';
+        out << ' ' << what;
+        if (t.array) out << ", " << amount(t.elements, a.estimated) << " elements";
+        out << ", " << (a.estimated ? "~" : "") << bytes(t.bytes);
+        if (a.estimated) out << "   (estimated from " << t.seen << " sampled)";
+        out << '\n';
+    };
+    for (const named_type_allocations& t : a.types) {
+        const std::string_view element = array_element_type(t.type);
+        line(t.counts.array ? "arrays of " + std::string(element.empty() ? t.type : element) : "instances of " + t.type,
+             t.counts);
+    }
+    if (a.other.seen > 0) line("objects of other types", a.other);
+}
+
 void write_site(std::ostream& out, std::size_t rank, const context_profile& c, const text_options& options) {
     const replica_estimate& e = c.estimate;
-    const double mean_size = c.objects ? static_cast<double>(c.bytes) / static_cast<double>(c.objects) : 0;
+    // Where allocations were sampled, the objects and the saving are of all the allocations, estimated.
+    const type_allocations allocated = c.allocated_total();
+    const double mean_size = allocated.instances > 0 ? allocated.bytes / allocated.instances : 0;
     char row[256];
-    std::snprintf(row, sizeof row, "%3zu %5s [%4s,%5s] %5s..%-5s %9llu %8llu %10s %11s  ", rank,
+    std::snprintf(row, sizeof row, "%3zu %5s [%4s,%5s] %5s..%-5s %9llu %8s %10s %11s  ", rank,
                   percent(e.theta).c_str(), percent(e.theta_ci.low).c_str(), percent(e.theta_ci.high).c_str(),
                   percent(e.omega).c_str(), percent(e.gamma).c_str(),
-                  static_cast<unsigned long long>(e.comparisons()), static_cast<unsigned long long>(c.objects),
-                  bytes(mean_size).c_str(), bytes(c.replicated_bytes()).c_str());
+                  static_cast<unsigned long long>(e.comparisons()),
+                  amount(allocated.instances, c.allocations_estimated()).c_str(), bytes(mean_size).c_str(),
+                  bytes(c.replicated_bytes()).c_str());
     out << row << c.type << " at ";
     write_frame_line(out, "", c.frames.empty() ? std::string("(no frames)") : c.frames.front(), "", options);
     for (std::size_t f = 1; f < c.frames.size() && f < options.frames; ++f)
         write_frame_line(out, "        from ", c.frames[f], "", options);
     if (c.frames.size() > options.frames && options.frames > 0)
         out << "        (" << c.frames.size() - options.frames << " more frames)\n";
+    if (c.allocated) write_allocations(out, *c.allocated);
     // The table names only where the objects were used (an access context's leaf), so contexts that differ
     // further out are shown as one line with their samples summed.
     std::vector<std::pair<std::string, std::uint64_t>> uses;
@@ -76,6 +108,7 @@ void write_text_report(std::ostream& out, const std::vector<std::string>& source
     if (run.profiles > 1) out << " (merged from " << run.profiles << " profiles)";
     out << "\n  runtime:     " << joined(run.runtime) << "\n  sampler:     " << joined(run.sampler)
         << "\n  watchpoints: " << joined(run.watchpoints) << '\n';
+    if (!run.allocation_counts.empty()) out << "  allocations: " << joined(run.allocation_counts) << '\n';
     out << "  " << counter(run, "samples") << " samples, " << counter(run, "comparisons") << " comparisons; "
         << totals.sites << " allocation sites, " << totals.estimated << " with an estimate (at least "
         << run.estimator.min_comparisons << " comparisons), " << totals.replicated << " replicated (omega >= "
@@ -101,6 +134,8 @@ void write_text_report(std::ostream& out, const std::vector<std::string>& source
     for (std::size_t i = 0; i < sites.size(); ++i) write_site(out, i + 1, sites[i], options);
     out << "theta: how often two objects of the site compared equal. omega..gamma: bounds on the share of the site's\n"
            "objects that are one identical group. saves >=: bytes that sharing one copy would at least save.\n";
+    if (std::any_of(sites.begin(), sites.end(), [](const context_profile& c) { return c.allocations_estimated(); }))
+        out << "~: estimated from sampled allocations (objects and savings are of all the allocations, scaled).\n";
 }
 
 } // namespace ojx::tool

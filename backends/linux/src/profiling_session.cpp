@@ -115,7 +115,8 @@ void profiling_session::detach_current_thread() noexcept {
 }
 
 std::optional<object_info> profiling_session::on_allocation(address begin, std::uint64_t size,
-                                                           std::span<const std::uint64_t> frames, type_id type) {
+                                                           std::span<const std::uint64_t> frames, type_id type,
+                                                           const allocation_shape& shape) {
     std::uint64_t root_first[max_frames];
     const std::size_t depth = std::min(frames.size(), max_frames);
     std::reverse_copy(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(depth), root_first);
@@ -123,8 +124,8 @@ std::optional<object_info> profiling_session::on_allocation(address begin, std::
     const guard locked(lock_);
     const context_id context = profiler_->contexts().insert_path(std::span<const std::uint64_t>(root_first, depth));
     std::optional<object_info> tracked;
-    handle([&] { tracked = profiler_->on_allocation(begin, size, context, type); },
-           allocation_event{thread, begin, size, context, type});
+    handle([&] { tracked = profiler_->on_allocation(begin, size, context, type, shape); },
+           allocation_event{thread, begin, size, context, type, shape});
     return tracked;
 }
 

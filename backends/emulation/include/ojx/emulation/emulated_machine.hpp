@@ -2,12 +2,14 @@
 // a synthetic heap, and turns them into the events a real backend would deliver — allocation, free and move
 // events, access samples (chosen by the emulated sampler, with the value the access sees) and watchpoint traps
 // (from the emulated debug registers, after the access, with the value now there). Deterministic: the same
-// program and seeds give the same events.
+// program and seeds give the same events. The memory is the synthetic heap, or any memory with the same loads and
+// stores (a replay's, rebuilt from a trace of every access: then only the access path is used).
 #pragma once
 
 #include "ojx/emulation/emulated_sampler.hpp"
 #include "ojx/emulation/emulated_watchpoints.hpp"
 #include "ojx/emulation/synthetic_heap.hpp"
+#include "ojx/allocation_metrics.hpp"
 #include "ojx/sampler.hpp"
 #include "ojx/types.hpp"
 
@@ -20,31 +22,36 @@ namespace ojx::emulation {
 
 // What receives the machine's events: the profiler, or anything that records or checks them.
 template <class S>
-concept heap_event_sink = sample_sink<S> && requires(S& sink, address a, std::uint64_t size, context_id c, type_id t) {
-    sink.on_allocation(a, size, c, t);
+concept heap_event_sink = sample_sink<S> && requires(S& sink, address a, std::uint64_t size, context_id c, type_id t,
+                                                      const allocation_shape& shape) {
+    sink.on_allocation(a, size, c, t, shape);
     sink.on_free(a);
     sink.on_move(a, a);
     sink.on_gc_start();
 };
 
-template <heap_event_sink Sink>
+template <heap_event_sink Sink, class Memory = synthetic_heap>
 class emulated_machine {
 public:
-    emulated_machine(synthetic_heap& heap, emulated_sampler& sampler, emulated_watchpoints& watchpoints, Sink& sink)
+    emulated_machine(Memory& heap, emulated_sampler& sampler, emulated_watchpoints& watchpoints, Sink& sink)
         : heap_(heap), sampler_(sampler), watchpoints_(watchpoints), sink_(sink) {}
 
     std::uint64_t accesses() const noexcept { return accesses_; }
     std::uint64_t traps() const noexcept { return traps_; }
 
     // Allocates and reports the object; none when the heap is full (collect, then retry).
-    std::optional<address> allocate(std::uint64_t size, context_id context, type_id type) {
+    std::optional<address> allocate(std::uint64_t size, context_id context, type_id type,
+                                    const allocation_shape& shape = {}) {
         const auto where = heap_.allocate(size);
-        if (where) sink_.on_allocation(*where, size, context, type);
+        if (where) sink_.on_allocation(*where, size, context, type, shape);
         return where;
     }
 
-    void free(address where) {
-        if (heap_.release(where)) sink_.on_free(where);
+    // False when no live object starts at `where` (nothing happens then).
+    bool free(address where) {
+        if (!heap_.release(where)) return false;
+        sink_.on_free(where);
+        return true;
     }
 
     // A moving collection: the sink hears GC start, then every move. Returns the moves.
@@ -87,7 +94,7 @@ private:
         }
     }
 
-    synthetic_heap& heap_;
+    Memory& heap_;
     emulated_sampler& sampler_;
     emulated_watchpoints& watchpoints_;
     Sink& sink_;

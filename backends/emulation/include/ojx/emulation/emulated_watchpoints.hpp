@@ -10,10 +10,26 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 namespace ojx::emulation {
 
 enum class watch_trigger { loads_and_stores, loads_only, at_sample };
+
+// The names traces and `ojx replay` use for the triggers.
+inline constexpr std::string_view watch_trigger_name(watch_trigger trigger) noexcept {
+    switch (trigger) {
+    case watch_trigger::loads_and_stores: return "loads-and-stores";
+    case watch_trigger::loads_only: return "loads-only";
+    case watch_trigger::at_sample: return "at-sample";
+    }
+    return "?";
+}
+inline std::optional<watch_trigger> parse_watch_trigger(std::string_view name) noexcept {
+    for (const watch_trigger t : {watch_trigger::loads_and_stores, watch_trigger::loads_only, watch_trigger::at_sample})
+        if (watch_trigger_name(t) == name) return t;
+    return std::nullopt;
+}
 
 class emulated_watchpoints {
 public:

@@ -5,6 +5,7 @@
 // the ground truth the profiler's estimates are judged against.
 #pragma once
 
+#include "ojx/allocation_metrics.hpp"
 #include "ojx/emulation/synthetic_heap.hpp"
 #include "ojx/emulation/synthetic_stack.hpp"
 #include "ojx/profiler.hpp"
@@ -18,6 +19,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -80,6 +82,19 @@ inline std::string synthetic_frame_name(std::uint64_t frame, std::span<const con
     case frame_role::use: return site + ".use(Workload.java:" + std::to_string(80 + index) + ")";
     }
     return "?";
+}
+
+// The shape of a synthetic object of `type` (a Java-style name): an array's length is its size over the size of
+// its elements ("long[]" of 1024 bytes: 128 longs; a reference array's elements are 8 bytes). No header: the
+// synthetic heap's objects are all contents.
+inline allocation_shape synthetic_shape(std::string_view type, std::uint64_t object_size) {
+    if (!type.ends_with("[]")) return {};
+    const std::string_view element = type.substr(0, type.size() - 2);
+    std::uint64_t element_size = 8;
+    if (element == "byte" || element == "boolean") element_size = 1;
+    else if (element == "short" || element == "char") element_size = 2;
+    else if (element == "int" || element == "float") element_size = 4;
+    return {.array_length = object_size / element_size};
 }
 
 namespace detail {
@@ -199,10 +214,11 @@ workload_result run_workload(Machine& machine, Tree& tree, std::span<const conte
         std::vector<std::uint64_t> content = plan.group_contents[group];
         for (std::uint32_t d = 0; d < shape.differing_words && !content.empty(); ++d)
             content[static_cast<std::size_t>(rng.below(content.size()))] = rng() | 1;
-        auto where = machine.allocate(shape.object_size, plan.allocation, static_cast<type_id>(c));
+        const allocation_shape object_shape = synthetic_shape(shape.type, shape.object_size);
+        auto where = machine.allocate(shape.object_size, plan.allocation, static_cast<type_id>(c), object_shape);
         if (!where) {
             collect();
-            where = machine.allocate(shape.object_size, plan.allocation, static_cast<type_id>(c));
+            where = machine.allocate(shape.object_size, plan.allocation, static_cast<type_id>(c), object_shape);
         }
         if (!where) continue; // the live objects alone fill the heap
         ++allocations;

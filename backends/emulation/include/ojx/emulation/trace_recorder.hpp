@@ -36,6 +36,9 @@
 
 namespace ojx::emulation {
 
+// The thread every recorded emulated event comes from (the emulated program has one).
+inline constexpr trace_thread_id emulated_thread = 0;
+
 // A whole trace in memory: the file header, then each block as the writer closes it.
 class in_memory_trace {
 public:
@@ -98,21 +101,49 @@ struct recording_policies {
     using pairing = Pairing;
 };
 
-// The machine's sink: forwards to the profiler and records (profiler_event_recorder). `naming` names the frames
-// and types the trace's symbols carry, each as it first appears (the frames of every tree node the events use,
-// the types of every allocation).
+// The symbols a trace's events need, each written once before the first event that uses it: the calling context
+// tree's nodes (each after its parent, its frame's name the first time the frame appears) and the allocations'
+// types. `naming` names them.
+class trace_symbols {
+public:
+    explicit trace_symbols(report_naming naming) : naming_(std::move(naming)) {}
+
+    // Tree nodes inserted since the last call (the workload captures contexts between events).
+    void write_new_nodes(const context_tree& tree, trace_writer& writer) {
+        for (; written_nodes_ < tree.size(); ++written_nodes_) {
+            const auto id = static_cast<context_id>(written_nodes_);
+            const trace_frame_id frame = tree.frame_of(id);
+            if (id != tree.root && named_frames_.insert(frame).second)
+                writer.append_frame(frame, naming_.frame ? naming_.frame(frame) : std::to_string(frame));
+            writer.append(context_symbol{id, tree.parent(id), frame});
+        }
+    }
+    void write_type(type_id type, trace_writer& writer) {
+        if (type != no_type && named_types_.insert(type).second)
+            writer.append_type(type, naming_.type ? naming_.type(type) : std::to_string(type));
+    }
+
+private:
+    report_naming naming_;
+    std::size_t written_nodes_ = 0;
+    std::unordered_set<trace_frame_id> named_frames_;
+    std::unordered_set<type_id> named_types_;
+};
+
+// The machine's sink: forwards to the profiler and records (profiler_event_recorder), each event after the
+// symbols it needs (trace_symbols).
 template <class Profiler>
 class trace_recorder {
 public:
     trace_recorder(Profiler& profiler, profiler_effects& effects, trace_writer& writer, report_naming naming)
-        : profiler_(profiler), writer_(writer), recorder_(writer, effects), naming_(std::move(naming)) {}
+        : profiler_(profiler), writer_(writer), recorder_(writer, effects), symbols_(std::move(naming)) {}
 
-    void on_allocation(address where, std::uint64_t size, context_id context, type_id type) {
+    void on_allocation(address where, std::uint64_t size, context_id context, type_id type,
+                       const allocation_shape& shape = {}) {
         write_symbols();
-        if (type != no_type && named_types_.insert(type).second)
-            writer_.append_type(type, naming_.type ? naming_.type(type) : std::to_string(type));
-        recorder_.record([&] { profiler_.on_allocation(where, size, context, type); },
-                         allocation_event{emulated_thread, where, size, context, type});
+        symbols_.write_type(type, writer_);
+        recorder_.record([&] { profiler_.on_allocation(where, size, context, type, shape); },
+                         allocation_event{emulated_thread, where, size, context, type, shape});
     }
     void on_free(address where) {
         write_symbols();
@@ -140,29 +171,22 @@ public:
     // Events whose reads or watchpoint calls did not all fit the notes (the trace says so; a replay refuses it).
     std::uint64_t incomplete_events() const noexcept { return recorder_.incomplete_events(); }
 
-    // The thread every emulated event comes from (the emulated program has one).
-    static constexpr trace_thread_id emulated_thread = 0;
-
 private:
-    // Tree nodes inserted since the last event (the workload captures contexts between events), with each frame's
-    // name the first time the frame appears.
-    void write_symbols() {
-        const auto& tree = profiler_.contexts();
-        recorder_.write_new_contexts(tree, [&](context_id id) {
-            const trace_frame_id frame = tree.frame_of(id);
-            if (id != tree.root && named_frames_.insert(frame).second)
-                writer_.append_frame(frame, naming_.frame ? naming_.frame(frame) : std::to_string(frame));
-        });
-    }
+    void write_symbols() { symbols_.write_new_nodes(profiler_.contexts(), writer_); }
 
     Profiler& profiler_;
     trace_writer& writer_;
     profiler_event_recorder recorder_;
-    report_naming naming_;
-    std::unordered_set<trace_frame_id> named_frames_;
-    std::unordered_set<type_id> named_types_;
+    trace_symbols symbols_;
     std::uint64_t collections_ = 0;
 };
+
+// What a recorded trace of the emulated program starts with: the run's attributes (trace_run.hpp) and the emulated
+// thread's name.
+inline void write_run_header(trace_writer& writer, const trace_run_description& run) {
+    for (const run_attribute& attribute : run_attributes(run)) writer.append(attribute);
+    writer.append_thread(emulated_thread, "emulated program");
+}
 
 // An emulated session (session.hpp) that records: the same heap, sampler, debug registers and profiler settings,
 // the profiler reading and arming through the recording policies, the machine feeding the recorder. The trace
@@ -181,9 +205,7 @@ public:
           prof(config.profiler, recorded_watchpoints, recorded_memory),
           recorder(prof, effects_, trace.writer(), std::move(naming)),
           machine(heap, sampler, watchpoints, recorder) {
-        const trace_run_description run{prof.config(), watchpoints.slot_count(), facts()};
-        for (const run_attribute& attribute : run_attributes(run)) trace.writer().append(attribute);
-        trace.writer().append_thread(trace_recorder<profiler_type>::emulated_thread, "emulated program");
+        write_run_header(trace.writer(), {prof.config(), watchpoints.slot_count(), facts()});
     }
 
     run_facts facts() const { return emulation_facts<Policies>(sampler, watchpoints); }

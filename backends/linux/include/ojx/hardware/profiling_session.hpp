@@ -124,7 +124,7 @@ public:
     // A new object; `frames` is its allocation context, leaf first. Not signal-safe (may allocate, may wait).
     // Returns the profiler's record of it, or nothing when it is not tracked.
     std::optional<object_info> on_allocation(address begin, std::uint64_t size, std::span<const std::uint64_t> frames,
-                                             type_id type);
+                                             type_id type, const allocation_shape& shape = {});
     void on_free(address begin);
     void on_move(address from, address to);
     void on_gc_start();

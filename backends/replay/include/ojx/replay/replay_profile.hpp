@@ -1,10 +1,13 @@
-// A whole replay, from a trace's bytes to the profile: read the run's description, apply the analysis settings a
-// replay may change, build the profiler with the recorded policies and settings, replay the trace into it, and
-// write the JSON profile. What `ojx replay` and the tests call.
+// A whole replay, from a trace's bytes to the profile: read the run's description, apply the settings the trace can
+// answer (replay_settings.hpp), build the profiler with the recorded policies and settings or the ones asked for,
+// replay the trace into it, and write the JSON profile. A trace of samples and traps is replayed by trace_replay.hpp,
+// a trace of every access by access_replay.hpp. What `ojx replay` and the tests call.
 #pragma once
 
 #include "ojx/profiler.hpp"
+#include "ojx/replay/access_replay.hpp"
 #include "ojx/replay/replay_memory.hpp"
+#include "ojx/replay/replay_settings.hpp"
 #include "ojx/replay/replay_watchpoints.hpp"
 #include "ojx/replay/trace_replay.hpp"
 #include "ojx/report.hpp"
@@ -18,24 +21,93 @@
 
 namespace ojx::replay {
 
-// The settings a trace of samples and traps can be analysed again with (trace_replay.hpp says why only these).
-// Unset: as recorded.
-struct replay_settings {
-    std::optional<std::uint64_t> min_comparisons;
-    std::optional<double> confidence;
-    // The profiler's seed. Another seed than the recorded one makes the profiler pair and watch other objects than
-    // the recording did, so the recorded traps no longer match (they count as stale): allowed, for studying exactly
-    // that, and reported as watchpoint differences.
-    std::optional<std::uint64_t> seed;
-};
-
 struct replayed_profile {
     std::string error;  // one line naming the trace; nothing below is meaningful when it is set
     trace_run_description run; // as recorded, with the settings applied
     replay_result replay;
     replica_report report;
+    run_facts facts;    // as the profile states them
     std::string json;   // the profile (docs/profile-format.md)
+    // A trace of every access: the accesses the replayed machine saw and the traps its debug registers took.
+    std::uint64_t accesses = 0;
+    std::uint64_t traps = 0;
 };
+
+namespace detail {
+
+// The policies named, as `use(std::type_identity<Bundle<Replacement, Pairing>>{})`; false when one is unknown.
+template <template <class, class> class Bundle, class Use>
+bool with_policies(std::string_view replacement, std::string_view pairing, Use&& use) {
+    const auto with_pairing = [&]<class Replacement>(std::type_identity<Replacement>) {
+        if (pairing == reservoir_pairing::name) use(std::type_identity<Bundle<Replacement, reservoir_pairing>>{});
+        else if (pairing == recent_pairing::name) use(std::type_identity<Bundle<Replacement, recent_pairing>>{});
+        else return false;
+        return true;
+    };
+    if (replacement == reservoir_replacement::name) return with_pairing(std::type_identity<reservoir_replacement>{});
+    if (replacement == oldest_first_replacement::name) return with_pairing(std::type_identity<oldest_first_replacement>{});
+    if (replacement == keep_armed_replacement::name) return with_pairing(std::type_identity<keep_armed_replacement>{});
+    return false;
+}
+
+inline void replay_recorded_accesses(replayed_profile& result, std::span<const std::byte> file, std::string_view name,
+                                     const replay_settings& settings) {
+    trace_run_description& run = result.run;
+    access_replay_config config = recorded_access_config(run);
+    if (settings.period) config.sampler.period = *settings.period;
+    if (settings.randomized) config.sampler.randomized = *settings.randomized;
+    if (settings.sampler_seed) config.sampler.seed = *settings.sampler_seed;
+    if (settings.slots) config.watchpoint_slots = *settings.slots;
+    if (settings.trigger) config.trigger = *emulation::parse_watch_trigger(*settings.trigger);
+    if (settings.window) config.profiler.compare_window = *settings.window;
+    if (settings.replacement) run.facts.replacement = *settings.replacement;
+    if (settings.pairing) run.facts.pairing = *settings.pairing;
+    run.profiler = config.profiler;
+    run.watchpoint_slots = config.watchpoint_slots;
+    run.machine = {config.sampler.period, config.sampler.randomized, config.sampler.seed,
+                   std::string(emulation::watch_trigger_name(config.trigger))};
+    const bool known = with_policies<access_replay_policies>(
+        run.facts.replacement, run.facts.pairing, [&]<class Policies>(std::type_identity<Policies>) {
+            auto outcome = replay_every_access<Policies>(
+                file, name, config, run.facts,
+                [&](const replica_report& report, const context_tree& tree, const report_naming& naming,
+                    const run_facts& facts) {
+                    std::ostringstream out;
+                    write_json(out, report, tree, naming, facts);
+                    result.json = out.str();
+                });
+            result.replay = std::move(outcome.replay);
+            result.report = std::move(outcome.report);
+            result.facts = std::move(outcome.facts);
+            result.accesses = outcome.accesses;
+            result.traps = outcome.traps;
+        });
+    if (!known)
+        result.error = std::string(name) + ": the recording used pairing '" + run.facts.pairing + "' and replacement '" +
+                       run.facts.replacement + "', which this replay does not have";
+}
+
+inline void replay_samples_and_traps(replayed_profile& result, std::span<const std::byte> file, std::string_view name) {
+    const bool known = with_policies<policies>(result.run.facts.replacement, result.run.facts.pairing,
+                                               [&]<class Policies>(std::type_identity<Policies>) {
+        replay_watchpoints watchpoints(result.run.watchpoint_slots);
+        replay_memory memory;
+        profiler<Policies> prof(result.run.profiler, watchpoints, memory);
+        result.replay = trace_replayer<Policies>(prof, watchpoints, memory).run(file, name);
+        if (!result.replay.error.empty()) return;
+        result.report = prof.report();
+        result.facts = result.run.facts;
+        result.traps = prof.stats().traps;
+        std::ostringstream out;
+        write_json(out, result.report, prof.contexts(), result.replay.naming(), result.facts);
+        result.json = out.str();
+    });
+    if (!known)
+        result.error = std::string(name) + ": the recording used pairing '" + result.run.facts.pairing +
+                       "' and replacement '" + result.run.facts.replacement + "', which this replay does not have";
+}
+
+} // namespace detail
 
 inline replayed_profile replay_profile(std::span<const std::byte> file, std::string_view name,
                                        const replay_settings& settings = {}) {
@@ -51,23 +123,17 @@ inline replayed_profile replay_profile(std::span<const std::byte> file, std::str
     if (settings.confidence) config.estimator.confidence = *settings.confidence;
     if (settings.seed) config.seed = *settings.seed;
 
-    const bool known = with_recorded_policies(result.run.facts, [&]<class Policies>(std::type_identity<Policies>) {
-        replay_watchpoints watchpoints(result.run.watchpoint_slots);
-        replay_memory memory;
-        profiler<Policies> prof(config, watchpoints, memory);
-        result.replay = trace_replayer<Policies>(prof, watchpoints, memory).run(file, name);
-        if (!result.replay.error.empty()) return;
-        result.report = prof.report();
-        std::ostringstream out;
-        write_json(out, result.report, prof.contexts(), result.replay.naming(), result.run.facts);
-        result.json = out.str();
-    });
-    if (!known) {
-        result.error = std::string(name) + ": the recording used pairing '" + result.run.facts.pairing +
-                       "' and replacement '" + result.run.facts.replacement + "', which this replay does not have";
-    } else if (!result.replay.error.empty()) {
-        result.error = result.replay.error;
+    if (result.run.every_access) {
+        detail::replay_recorded_accesses(result, file, name, settings);
+    } else if (const auto unanswerable = every_access_settings(settings); !unanswerable.empty()) {
+        result.error = std::string(name) + ": '" + std::string(unanswerable.front()) +
+                       "' needs a trace of every access; this one holds only the samples and traps its recording took, "
+                       "and another sampler, watchpoint or pairing setting would have taken other ones";
+        return result;
+    } else {
+        detail::replay_samples_and_traps(result, file, name);
     }
+    if (result.error.empty() && !result.replay.error.empty()) result.error = result.replay.error;
     return result;
 }
 

@@ -7,23 +7,24 @@
 // What a trace of samples and traps can answer: the same analysis again, or with other estimator settings
 // (min comparisons, confidence), which change only how the evidence is judged. Not other sampler, pairing or
 // watchpoint policies, nor another seed: they change which pairs are watched, hence which traps would exist, and
-// the recorded traps then match nothing the profiler watches. That needs a trace of every access (a later piece).
+// the recorded traps then match nothing the profiler watches. That needs a trace of every access
+// (access_replay.hpp).
 #pragma once
 
 #include "ojx/pairing_policy.hpp"
 #include "ojx/profiler.hpp"
 #include "ojx/relocation_survivors.hpp"
+#include "ojx/replay/object_extents.hpp"
 #include "ojx/replay/replay_memory.hpp"
 #include "ojx/replay/replay_watchpoints.hpp"
+#include "ojx/replay/trace_contexts.hpp"
 #include "ojx/trace_format.hpp"
 #include "ojx/trace_reader.hpp"
 #include "ojx/trace_run.hpp"
 #include "ojx/watchpoint_pool.hpp"
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -102,6 +103,20 @@ struct replay_result {
     }
 };
 
+// Reads the whole trace, hands each event to `deliver`, and notes in `result` how the reading went, the contexts
+// it named without defining them, and the trace's symbols.
+template <class Deliver>
+void deliver_trace(std::span<const std::byte> file, std::string_view name, Deliver&& deliver,
+                   const trace_contexts& contexts, replay_result& result) {
+    trace_reader reader(file, name);
+    while (const auto event = reader.next()) std::visit(deliver, *event);
+    result.error = reader.failed() ? reader.error() : std::string();
+    result.complete = reader.complete();
+    result.undefined_contexts = contexts.undefined();
+    result.frames = reader.frames();
+    result.types = reader.types();
+}
+
 template <class Policies>
 class trace_replayer {
     static_assert(std::is_same_v<typename Policies::watchpoints, replay_watchpoints> &&
@@ -110,54 +125,35 @@ class trace_replayer {
 
 public:
     trace_replayer(profiler<Policies>& profiler, replay_watchpoints& watchpoints, replay_memory& memory)
-        : profiler_(profiler), watchpoints_(watchpoints), memory_(memory) {}
+        : profiler_(profiler), watchpoints_(watchpoints), memory_(memory), contexts_(profiler.contexts()) {}
 
     // Replays the whole trace. `file` must outlive the call.
     replay_result run(std::span<const std::byte> file, std::string_view name) {
-        trace_reader reader(file, name);
-        while (const auto event = reader.next()) std::visit([this](const auto& e) { deliver(e); }, *event);
-        result_.error = reader.failed() ? reader.error()
-                        : relocation_error_.empty() ? std::string()
-                                                    : std::string(name) + ": " + relocation_error_;
-        result_.complete = reader.complete();
+        deliver_trace(file, name, [this](const auto& e) { deliver(e); }, contexts_, result_);
+        if (result_.error.empty() && !relocation_error_.empty())
+            result_.error = std::string(name) + ": " + relocation_error_;
         result_.watchpoint_differences = watchpoints_.differences();
-        result_.frames = reader.frames();
-        result_.types = reader.types();
         return std::move(result_);
     }
 
 private:
-    void deliver(const context_symbol& node) {
-        const context_id tree_id = node.parent == no_context
-                                       ? context_tree::root
-                                       : profiler_.contexts().child(mapped_parent(node.parent), node.frame);
-        to_tree_[node.id] = tree_id;
-    }
+    void deliver(const context_symbol& node) { contexts_.define(node); }
     void deliver(const allocation_event& a) {
-        shadow_[a.where] = a.size;
-        consume([&] { profiler_.on_allocation(a.where, a.size, mapped(a.context), a.type); });
+        extents_.allocate(a.where, a.size, a.context);
+        consume([&] { profiler_.on_allocation(a.where, a.size, contexts_.mapped(a.context), a.type, a.shape); });
     }
     void deliver(const free_event& f) {
-        shadow_.erase(f.where);
+        extents_.free(f.where);
         consume([&] { profiler_.on_free(f.where); });
     }
     void deliver(const move_event& m) {
-        rekey(m.from, m.to);
+        extents_.move_object(m.from, m.to);
         consume([&] { profiler_.on_move(m.from, m.to); });
     }
-    // Every object that begins in the region moves by the same distance: moved one by one in the order that never
-    // lands one on another not yet moved (lowest first when sliding down, highest first when sliding up).
     void deliver(const region_move_event& r) {
-        std::vector<address> begins;
-        for (auto it = shadow_.lower_bound(r.from); it != shadow_.end() && it->first - r.from < r.length; ++it)
-            begins.push_back(it->first);
-        if (r.to > r.from) std::reverse(begins.begin(), begins.end());
+        const auto moves = extents_.move_region(r);
         consume([&] {
-            for (const address from : begins) {
-                const address to = from - r.from + r.to;
-                rekey(from, to);
-                profiler_.on_move(from, to);
-            }
+            for (const auto& m : moves) profiler_.on_move(m.from, m.to);
         });
     }
     void deliver(const gc_start_event&) {
@@ -169,15 +165,14 @@ private:
     // The survivors recorded before it, whatever their count says: had records been lost, the trace says so with
     // an events_lost record, which the replay reports.
     void deliver(const relocation_event&) {
-        shadow_.clear();
         survivors_.clear();
         for (const relocated_object_event& o : relocating_.survivors()) {
             object_info info = o.object;
-            info.allocation_context = mapped(info.allocation_context);
+            info.allocation_context = contexts_.mapped(info.allocation_context);
             survivors_.push_back({o.from, o.to, o.size, info});
-            shadow_[o.to] = o.size;
         }
         relocating_.finish_relocation();
+        extents_.relocate(survivors_);
         consume([&] { profiler_.on_collection(survivors_); });
     }
     void refuse_unless_fine(const std::optional<std::string>& problem) {
@@ -185,12 +180,12 @@ private:
     }
     void deliver(const access_sample& sample) {
         access_sample mapped_sample = sample;
-        mapped_sample.access_context = mapped(sample.access_context);
+        mapped_sample.access_context = contexts_.mapped(sample.access_context);
         consume([&] { profiler_.on_sample(mapped_sample); });
     }
     void deliver(const watchpoint_trap& trap) {
         watchpoint_trap mapped_trap = trap;
-        mapped_trap.access_context = mapped(trap.access_context);
+        mapped_trap.access_context = contexts_.mapped(trap.access_context);
         consume([&] { profiler_.on_trap(mapped_trap); });
     }
     void deliver(const memory_contents_event& contents) { memory_.add(contents); }
@@ -208,6 +203,9 @@ private:
     void deliver(const run_attribute&) {}
     void deliver(const gc_end_event&) {}
     void deliver(const heap_census_event&) {}
+    // A trace of every access is replayed by access_replay.hpp (replay_profile sends it there).
+    void deliver(const access_event&) {}
+    void deliver(const memory_fill_event&) {}
 
     template <class Deliver>
     void consume(Deliver deliver_to_profiler) {
@@ -217,58 +215,15 @@ private:
         ++result_.events;
     }
 
-    context_id mapped_parent(context_id trace_id) {
-        const auto found = to_tree_.find(trace_id);
-        return found != to_tree_.end() ? found->second : no_context; // child() of no_context is no_context
-    }
-    context_id mapped(context_id trace_id) {
-        if (trace_id == no_context) return no_context;
-        const auto found = to_tree_.find(trace_id);
-        if (found != to_tree_.end() && found->second != no_context) return found->second;
-        ++result_.undefined_contexts;
-        return no_context;
-    }
-
-    void rekey(address from, address to) {
-        const auto found = shadow_.find(from);
-        if (found == shadow_.end()) return;
-        const std::uint64_t size = found->second;
-        shadow_.erase(found);
-        shadow_[to] = size;
-    }
-
     profiler<Policies>& profiler_;
     replay_watchpoints& watchpoints_;
     replay_memory& memory_;
-    std::unordered_map<context_id, context_id> to_tree_;
-    // Where each allocated object begins (and its size): what a region move moves, which the trace does not list.
-    std::map<address, std::uint64_t> shadow_;
+    trace_contexts contexts_;
+    object_extents extents_;
     survivor_decoder relocating_; // the survivors since the last relocation record
     std::vector<typename profiler<Policies>::relocated_object> survivors_; // reused at each relocation record
     std::string relocation_error_; // the first survivor record that referred past the previous relocation
     replay_result result_;
 };
-
-// Calls `use(std::type_identity<policies<R, P>>{})` with the replacement and pairing policies the recording named;
-// false when it names one this code does not have.
-template <class Use>
-bool with_recorded_policies(const run_facts& facts, Use&& use) {
-    const auto with_pairing = [&]<class Replacement>(std::type_identity<Replacement>) {
-        if (facts.pairing == reservoir_pairing::name) {
-            use(std::type_identity<policies<Replacement, reservoir_pairing>>{});
-        } else if (facts.pairing == recent_pairing::name) {
-            use(std::type_identity<policies<Replacement, recent_pairing>>{});
-        } else {
-            return false;
-        }
-        return true;
-    };
-    if (facts.replacement == reservoir_replacement::name) return with_pairing(std::type_identity<reservoir_replacement>{});
-    if (facts.replacement == oldest_first_replacement::name)
-        return with_pairing(std::type_identity<oldest_first_replacement>{});
-    if (facts.replacement == keep_armed_replacement::name)
-        return with_pairing(std::type_identity<keep_armed_replacement>{});
-    return false;
-}
 
 } // namespace ojx::replay
