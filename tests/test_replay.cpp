@@ -139,3 +139,24 @@ TEST_CASE("a trace without its run's description is refused", "[replay]") {
     REQUIRE(result.error ==
             "bare.ojxt: the trace does not describe its run (no run attribute watchpoint_slots): it cannot be replayed");
 }
+
+TEST_CASE("a trace whose recorder could not keep all it read for an event is refused, in one line", "[replay]") {
+    // Windows of 32 KiB in 32 KiB objects: a sample's digest reads more than the recorder's notes hold (16 KiB).
+    const std::vector<context_shape> shapes = {
+        {.name = "huge", .object_size = 32768, .group_sizes = {20, 20}}};
+    session_config config = config_for(scenario{"huge windows", shapes}, 3);
+    config.profiler.compare_window = 32768;
+    const auto naming = naming_for(shapes);
+    recording_session<recording_policies<reservoir_replacement, reservoir_pairing>> r(config, naming);
+    run_workload(r.machine, r.prof.contexts(), shapes, {.seed = 3});
+    const auto bytes = r.trace.finish();
+    REQUIRE(r.recorder.incomplete_events() > 0);
+
+    const auto result = replay::replay_profile(bytes, "overflowed.ojxt");
+    INFO(result.error);
+    CHECK(result.json.empty());
+    CHECK(result.error.starts_with("overflowed.ojxt: "));
+    CHECK(result.error.find("the recorder could not keep all the memory the profiler read") != std::string::npos);
+    CHECK(result.error.find(std::to_string(r.recorder.incomplete_events()) + " events") != std::string::npos);
+    CHECK(result.error.find('\n') == std::string::npos);
+}

@@ -151,6 +151,17 @@ const std::array<std::byte, 256>& memory_pattern() {
     return pattern;
 }
 
+// Counts that heap-census events of the random streams point into: types 0-7 with up to 2^40 objects and bytes.
+const std::array<ojx::census_count, 8>& census_pattern() {
+    static const std::array<ojx::census_count, 8> pattern = [] {
+        std::array<ojx::census_count, 8> counts{};
+        for (std::uint32_t i = 0; i < counts.size(); ++i)
+            counts[i] = {.type = i == 7 ? ojx::no_type : i, .objects = std::uint64_t{1} << (5 * i), .bytes = std::uint64_t{3} << (5 * i + 3)};
+        return counts;
+    }();
+    return pattern;
+}
+
 // A stream with every kind of event, on 40 threads (more than the 16 compaction slots), half of its allocations
 // continuing their thread's previous one so that the compact forms are exercised too.
 std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
@@ -165,7 +176,7 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
     std::vector<trace_event> events;
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t t = values.pick(threads.size());
-        switch (values.pick(22)) {
+        switch (values.pick(25)) {
         case 0: events.push_back(ojx::type_symbol{.id = values.u32(), .name = values.name()}); break;
         case 1: events.push_back(ojx::frame_symbol{.id = values.u64(), .name = values.name()}); break;
         case 2:
@@ -257,6 +268,15 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
             break;
         }
         case 20: events.push_back(ojx::relocation_event{.count = values.u64()}); break;
+        case 21: events.push_back(ojx::kept_survivors_event{.skip = values.u64(), .count = values.u64()}); break;
+        case 22: events.push_back(ojx::moved_survivor_event{.skip = values.u64(), .distance = values.u64()}); break;
+        case 23: {
+            const std::size_t start = values.pick(census_pattern().size());
+            const std::size_t end = start + values.pick(census_pattern().size() - start + 1);
+            events.push_back(ojx::heap_census_event{.gc = values.u64(),
+                .types = {census_pattern().begin() + start, census_pattern().begin() + end}});
+            break;
+        }
         default:
             events.push_back(ojx::watchpoint_trap{.slot = values.u64(), .watched_address = values.u64(),
                 .value = values.u64(), .width = values.u8(),

@@ -346,6 +346,10 @@ def measure(workload, jdk, args, out, agent_path):
                 profile = out / f"{workload.name}-{i}.json"
                 options = f",{args.options}" if args.options else ""
                 agent_arg = f"-agentpath:{agent_path}=start,file={profile}{options}"
+            elif args.baseline_options is not None:  # the run "without" is the agent with the baseline's options
+                profile = out / f"{workload.name}-baseline-{i}.json"
+                options = f",{args.baseline_options}" if args.baseline_options else ""
+                agent_arg = f"-agentpath:{agent_path}=start,file={profile}{options}"
             label = f"{workload.name}-{'agent' if with_agent else 'plain'}-{i}"
             wall, rss, cpu, checksum = run_once(workload, jdk, args.jvm_args, agent_arg, logs, label, args.timeout)
             runs.append(Run(with_agent, i, wall, rss, cpu, checksum))
@@ -480,6 +484,9 @@ def main(argv):
     parser.add_argument("--options", default="",
                         help="agent options appended after start,file=... (e.g. 'interval=...,rate=...'); "
                              "default: none (the agent's defaults)")
+    parser.add_argument("--baseline-options", default=None,
+                        help="the run 'without' of each pair runs the agent too, with these options ('' for its "
+                             "defaults): compares two agent settings, e.g. --baseline-options '' --options record=T")
     parser.add_argument("--no-agent-only", action="store_true", help="time the workloads alone; no agent needed")
     parser.add_argument("--runs", type=int, default=5, help="pairs (or plain runs) per workload (default 5)")
     parser.add_argument("--warmup", type=int, default=1, help="unmeasured plain runs first (default 1)")
@@ -519,6 +526,8 @@ def main(argv):
         parser.error("--runs must be at least 1")
     args.jvm_args = shlex.split(args.jvm_args)
     args.options = args.options.strip(",")
+    if args.baseline_options is not None:
+        args.baseline_options = args.baseline_options.strip(",")
 
     out = Path(args.out) if args.out else Path(args.cache) / time.strftime("run-%Y%m%d-%H%M%S")
     out = out.resolve()
@@ -540,6 +549,8 @@ def main(argv):
     print("packages: " + (", ".join(f"{name} {version}" for name, version in versions.items()) or "?"))
     print(f"agent: {agent_path or 'none (--no-agent-only)'}"
           f"{'; options ' + args.options if agent_path and args.options else ''}")
+    if agent_path and args.baseline_options is not None:
+        print(f"baseline ('without'): the agent with options '{args.baseline_options}'")
     print(f"{'smoke sizes; ' if args.smoke else ''}{args.warmup} warm-up + {args.runs} "
           f"{'alternating pairs' if agent_path else 'plain runs'} per workload; output in {out}")
     if args.runs < 5:

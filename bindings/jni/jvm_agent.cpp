@@ -78,6 +78,10 @@ std::vector<option_spec> jvm_agent_options() {
                      "heap sampling interval: on average one allocation sampled per this many bytes allocated"});
     specs.push_back({"duration", option_kind::duration, "0",
                      "write the profile and stop after this long (e.g. 30s; 0: when the JVM exits)"});
+    specs.push_back({"census", option_kind::count, "0",
+                     "with record=: after every Nth collection, count the tracked objects by a JVMTI heap walk and "
+                     "write the count into the trace, for `ojx heap --check-census` (a test of the trace: each walk "
+                     "stops the JVM; 0: never)"});
     return specs;
 }
 
@@ -87,6 +91,7 @@ struct jvm_settings {
     bool file_given = false; // with dump or stop: that profile goes to this file (the agent keeps its own)
     std::uint64_t interval = 512 * 1024;
     std::chrono::nanoseconds duration{0};
+    std::uint64_t census_every = 0; // census=: a heap walk after every this many relocated collections; 0: none
 };
 
 // A message for the user, or nothing. Parses and checks an option string.
@@ -103,6 +108,9 @@ std::optional<std::string> parse_jvm_options(const char* text, jvm_settings& set
     settings.interval = parsed.values.size("interval");
     if (settings.interval > 0x7fffffff) return std::string("interval: at most 2g");
     settings.duration = parsed.values.duration("duration");
+    settings.census_every = parsed.values.count("census");
+    if (settings.census_every != 0 && settings.agent.record_pattern.empty())
+        return std::string("census= writes its counts into the trace: give record=FILE as well");
     return std::nullopt;
 }
 
@@ -219,6 +227,7 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
     wanted.can_generate_garbage_collection_events = 1;
     wanted.can_get_line_numbers = 1;
     wanted.can_get_source_file_name = 1;
+    wanted.can_tag_objects = settings.census_every != 0 ? 1 : 0;
     if (const jvmtiError error = jvmti_->AddCapabilities(&wanted); error != JVMTI_ERROR_NONE) {
         if (error == JVMTI_ERROR_NOT_AVAILABLE)
             return std::string("the JVM refused the capabilities ojx needs (is another agent sampling allocations? "
@@ -295,7 +304,9 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
         return "the collector (" + gc + ") moves objects while Java threads run, so sampled addresses cannot be "
                "attributed to objects safely; use -XX:+UseG1GC, -XX:+UseParallelGC or -XX:+UseSerialGC";
     if (auto error = calibrate_heap_layout(jni, layout_)) return "heap layout: " + *error;
-    objects_.emplace(session_, layout_.array_length_offset);
+    std::optional<tagged_census> census;
+    if (settings_.census_every != 0) census.emplace(jvmti_, settings_.census_every);
+    objects_.emplace(session_, layout_.array_length_offset, census);
 
     char* vm_name = nullptr;
     char* vm_version = nullptr;
@@ -393,7 +404,7 @@ void agent::on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, j
     for (jint i = 0; i < depth; ++i)
         encoded[i] = encode_frame(java_frame{reinterpret_cast<std::uint64_t>(frames[i].method),
                                              static_cast<std::int32_t>(frames[i].location)});
-    objects_->on_allocation(jni, object, data_offset, element_size, static_cast<std::uint64_t>(size),
+    objects_->on_allocation(jni, object, klass, data_offset, element_size, static_cast<std::uint64_t>(size),
                            std::span<const std::uint64_t>(encoded, static_cast<std::size_t>(depth)), type, array_length);
 }
 
@@ -595,6 +606,10 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
                      {"single_steps_refused_at_system_calls", c.steps_refused.load()},
                      {"sampling_interrupts", c.triggers.load()},
                      {"heap_sampling_interval", settings_.interval}};
+    if (settings_.census_every != 0) {
+        facts.agent_counters.emplace_back("censuses", r.censuses.load());
+        facts.agent_counters.emplace_back("censuses_skipped", r.censuses_skipped.load());
+    }
     std::ofstream out(path);
     write_json(out, report, tree, naming, facts);
     out.close();

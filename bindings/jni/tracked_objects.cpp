@@ -2,11 +2,12 @@
 
 #include "heap_layout.hpp"
 
+#include <cstdio>
 #include <cstring>
 
 namespace ojx::jvm {
 
-void tracked_objects::on_allocation(JNIEnv* jni, jobject object, std::uint32_t data_offset,
+void tracked_objects::on_allocation(JNIEnv* jni, jobject object, jclass klass, std::uint32_t data_offset,
                                     std::uint8_t element_size, std::uint64_t size,
                                     std::span<const std::uint64_t> frames, type_id type,
                                     std::optional<std::uint64_t> array_length) {
@@ -27,6 +28,8 @@ void tracked_objects::on_allocation(JNIEnv* jni, jobject object, std::uint32_t d
         return;
     }
     objects_.push_back(entry{reference, begin, contents, data_offset, element_size, *info});
+    // Under the lock: a census (taken with it held) counts exactly the objects the registry holds.
+    if (census_) census_->tag(object, klass, info->type, data_offset);
 }
 
 void tracked_objects::on_collection_start() noexcept {
@@ -78,12 +81,28 @@ bool tracked_objects::relocate(JNIEnv* jni) {
         counters_.died.fetch_add(dead.size(), std::memory_order_relaxed);
         counters_.check_failures.fetch_add(check_failures, std::memory_order_relaxed);
         session_.on_collection(survivors_);
-        counters_.collections.fetch_add(1, std::memory_order_relaxed);
+        const std::uint64_t relocations = counters_.collections.fetch_add(1, std::memory_order_relaxed) + 1;
         relocated_.store(finished, std::memory_order_release);
         // Fails if a collection started after our look: sampling stays paused until the next relocation.
         session_.resume(generation);
+        if (census_ && census_->due(relocations)) take_census(started);
         return true;
     }
+}
+
+// The registry's lock keeps allocations out (they tag under it) and a later relocation from changing the trace's
+// heap: until the census is written, the trace's heap is the one the relocation left. A collection between the
+// relocation and the walk would make the walk count a later heap: that census is dropped, and counted.
+void tracked_objects::take_census(std::uint64_t gc_starts) {
+    const auto walk_error = census_->count(census_event_.types);
+    if (walk_error && counters_.censuses_skipped.load() == 0) std::fprintf(stderr, "ojx: census: %s\n", walk_error->c_str());
+    if (walk_error || starts_.load(std::memory_order_acquire) != gc_starts) {
+        counters_.censuses_skipped.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    census_event_.gc = gc_starts;
+    session_.record_census(census_event_);
+    counters_.censuses.fetch_add(1, std::memory_order_relaxed);
 }
 
 // The object's memory is read directly: a local reference keeps it alive, and it cannot move while this thread

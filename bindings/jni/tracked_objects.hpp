@@ -17,6 +17,8 @@
 // other.
 #pragma once
 
+#include "tagged_census.hpp"
+
 #include "ojx/hardware/profiling_session.hpp"
 
 #include <jni.h>
@@ -39,21 +41,25 @@ struct relocation_counters {
     // Survivors whose relocated address does not hold an array of the length they were allocated with: a bug
     // in relocation (or a JVM this agent does not understand). Checked for primitive arrays at every collection.
     std::atomic<std::uint64_t> check_failures{0};
+    std::atomic<std::uint64_t> censuses{0};         // census=: heap walks written into the trace
+    std::atomic<std::uint64_t> censuses_skipped{0}; // a collection came between the relocation and the walk, or the walk failed
 };
 
 class tracked_objects {
 public:
-    // `array_length_offset`: where an array keeps its length (heap_layout), for the relocation check.
-    tracked_objects(hardware::profiling_session& session, std::uint32_t array_length_offset)
-        : session_(session), length_offset_(array_length_offset) {}
+    // `array_length_offset`: where an array keeps its length (heap_layout), for the relocation check. `census`:
+    // tags the tracked objects and counts them after relocations (census=), or nothing.
+    tracked_objects(hardware::profiling_session& session, std::uint32_t array_length_offset,
+                    std::optional<tagged_census> census = std::nullopt)
+        : session_(session), length_offset_(array_length_offset), census_(census) {}
     tracked_objects(const tracked_objects&) = delete;
     tracked_objects& operator=(const tracked_objects&) = delete;
 
     // On the allocating thread (SampledObjectAlloc): tracks the object's contents, `data_offset` bytes past
     // its address up to `size`, allocated at `frames` (leaf first). `element_size`: of a primitive array's
-    // elements (0 for other objects), for the relocation check. `array_length`: an array's, for the allocation
-    // metrics.
-    void on_allocation(JNIEnv* jni, jobject object, std::uint32_t data_offset, std::uint8_t element_size,
+    // elements (0 for other objects), for the relocation check. `klass`: the object's class, for the census.
+    // `array_length`: an array's, for the allocation metrics.
+    void on_allocation(JNIEnv* jni, jobject object, jclass klass, std::uint32_t data_offset, std::uint8_t element_size,
                        std::uint64_t size, std::span<const std::uint64_t> frames, type_id type,
                        std::optional<std::uint64_t> array_length);
 
@@ -87,11 +93,15 @@ private:
     };
 
     bool holds_allocated_array(const entry& e, address object) const noexcept;
+    // With the registry's lock held, right after the relocation of the collections up to `gc_starts`.
+    void take_census(std::uint64_t gc_starts);
 
     hardware::profiling_session& session_;
     std::uint32_t length_offset_;
     mutable std::mutex mutex_;
     std::vector<entry> objects_;
+    std::optional<tagged_census> census_;
+    heap_census_event census_event_; // reused by take_census
     std::vector<hardware::profiling_session::profiler_type::relocated_object> survivors_; // reused by relocate
     std::atomic<std::uint64_t> starts_{0};
     std::atomic<std::uint64_t> finishes_{0};

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 namespace ojx {
 
@@ -128,6 +129,36 @@ struct relocation_event {
     std::uint64_t count = 0;
     friend bool operator==(const relocation_event&, const relocation_event&) = default;
 };
+// Survivors of the previous relocation that this one keeps where they are: pass over `skip` of the previous
+// relocation's survivors (from where the last such record left off), then the next `count` stay, each with its size
+// and what the profiler knew of it (relocation_survivors.hpp).
+struct kept_survivors_event {
+    std::uint64_t skip = 0;
+    std::uint64_t count = 0;
+    friend bool operator==(const kept_survivors_event&, const kept_survivors_event&) = default;
+};
+// One survivor of the previous relocation that moved: pass over `skip`, then the next one is now `distance` bytes
+// (modulo 2^64) from where it was.
+struct moved_survivor_event {
+    std::uint64_t skip = 0;
+    std::uint64_t distance = 0;
+    friend bool operator==(const moved_survivor_event&, const moved_survivor_event&) = default;
+};
+// Live objects of one type, as an independent census counts them.
+struct census_count {
+    type_id type = no_type;
+    std::uint64_t objects = 0;
+    std::uint64_t bytes = 0; // of their contents, as the objects are tracked (headers excluded)
+    friend bool operator==(const census_count&, const census_count&) = default;
+};
+// The tracked objects alive at this point as the runtime itself counted them, by type (the JVM agent's census=: a
+// JVMTI heap walk over the objects it tagged, taken just after collection `gc`'s survivors were relocated). Not an
+// event for the profiler: `ojx heap --check-census` compares it with the heap the trace rebuilds here.
+struct heap_census_event {
+    std::uint64_t gc = 0;
+    std::vector<census_count> types;
+    friend bool operator==(const heap_census_event&, const heap_census_event&) = default;
+};
 // The profiled program's memory as the profiler read it while handling the event that follows (the content digest
 // of the window around a compared word): a replay answers the profiler's reads from these bytes. `bytes` points
 // into the caller's storage (the writer copies it; the reader points into the file).
@@ -182,7 +213,8 @@ struct events_lost_event {
 using trace_event = std::variant<type_symbol, frame_symbol, context_symbol, thread_symbol, allocation_event,
     free_event, move_event, region_move_event, gc_start_event, gc_end_event, access_sample, watchpoint_arm_event,
     watchpoint_disarm_event, watchpoint_trap, events_lost_event, run_attribute, memory_contents_event,
-    relocated_object_event, relocation_event, access_event, memory_fill_event>;
+    relocated_object_event, relocation_event, access_event, memory_fill_event, heap_census_event,
+    kept_survivors_event, moved_survivor_event>;
 
 // ---- Record tags -------------------------------------------------------------------------------------------
 
@@ -206,6 +238,9 @@ inline constexpr std::uint8_t shape_has_header = 0x01; // header bytes varint fo
 inline constexpr std::uint8_t shape_is_array = 0x02;   // array length varint follows
 inline constexpr std::uint8_t relocated_object = 0x17;
 inline constexpr std::uint8_t relocation = 0x18;
+inline constexpr std::uint8_t heap_census = 0x19;
+inline constexpr std::uint8_t kept_survivors = 0x1A;
+inline constexpr std::uint8_t moved_survivor = 0x1B;
 inline constexpr std::uint8_t access_sample = 0x20;
 inline constexpr std::uint8_t memory_contents = 0x21;
 // A trace of every access: an access of a named thread, the next access of the previous access record's thread,

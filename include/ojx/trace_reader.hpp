@@ -346,6 +346,34 @@ private:
         }
         case trace_tag::relocation:
             return relocation_event{.count = get_varint()};
+        case trace_tag::kept_survivors: {
+            kept_survivors_event kept{.skip = get_varint()};
+            kept.count = get_varint();
+            return kept;
+        }
+        case trace_tag::moved_survivor: {
+            moved_survivor_event moved{.skip = get_varint()};
+            moved.distance = apply_zigzag_delta(0, get_varint());
+            return moved;
+        }
+        case trace_tag::heap_census: {
+            heap_census_event census{.gc = get_varint()};
+            const std::uint64_t count = get_varint();
+            // Each count takes at least three bytes: a count that the block cannot hold is refused before any
+            // storage is reserved for it.
+            if (!record_failed_ && count > (block_end_ - position_) / 3) {
+                fail_record("census of " + std::to_string(count) + " types runs past the end of the block");
+                return std::nullopt;
+            }
+            census.types.reserve(static_cast<std::size_t>(count));
+            for (std::uint64_t i = 0; i < count && !record_failed_; ++i) {
+                census_count entry{.type = get_u32("type id")};
+                entry.objects = get_varint();
+                entry.bytes = get_varint();
+                census.types.push_back(entry);
+            }
+            return census;
+        }
         case trace_tag::access_sample: {
             access_sample sample{.thread = get_u32("thread id")};
             sample.ip = get_varint();

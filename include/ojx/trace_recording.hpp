@@ -17,6 +17,7 @@
 
 #include "ojx/calling_context_tree.hpp"
 #include "ojx/profiler.hpp"
+#include "ojx/relocation_survivors.hpp"
 #include "ojx/trace_format.hpp"
 #include "ojx/trace_run.hpp"
 #include "ojx/trace_writer.hpp"
@@ -186,12 +187,16 @@ public:
         if (effects_.overflowed()) note_incomplete_event();
     }
 
-    // A collection whose survivors are all known (profiler::on_collection): the survivors, then the relocation
-    // record the profiler's handling of it is recorded with. Signal-safe if `deliver` is.
+    // A collection whose survivors are all known (profiler::on_collection): the survivors, written against the
+    // previous relocation's (relocation_survivors.hpp), then the relocation record the profiler's handling of it is
+    // recorded with. Allocates (the survivors are kept for the next relocation): not signal-safe.
     template <class Deliver, class Relocated>
-    void record_relocation(Deliver&& deliver, std::span<const Relocated> survivors) noexcept(noexcept(deliver())) {
-        for (const Relocated& object : survivors)
-            writer_.append(relocated_object_event{object.from, object.to, object.size, object.info});
+    void record_relocation(Deliver&& deliver, std::span<const Relocated> survivors) {
+        // The previous relocation may be referred to only if the reader has it whole: no record lost since it began.
+        const std::uint64_t dropped = writer_.events_dropped();
+        const bool can_refer = dropped == dropped_before_relocation_;
+        dropped_before_relocation_ = dropped;
+        survivors_.encode(survivors, can_refer, [this](const auto& record) { writer_.append(record); });
         record(deliver, relocation_event{survivors.size()});
     }
 
@@ -217,6 +222,8 @@ private:
     std::size_t written_nodes_ = 0;
     std::uint64_t events_ = 0;
     std::uint64_t incomplete_events_ = 0;
+    survivor_encoder survivors_;
+    std::uint64_t dropped_before_relocation_ = 0; // the writer's dropped count when the previous relocation began
 };
 
 } // namespace ojx

@@ -36,6 +36,9 @@ struct trace_run_description {
     profiler_config profiler{};
     std::size_t watchpoint_slots = 0;
     run_facts facts;
+    // events_incompletely_recorded, its latest value (the recorder rewrites it as the count grows): a replay of a
+    // trace where it is not 0 would differ from the recording silently (incompletely_recorded_problem).
+    std::uint64_t incompletely_recorded_events = 0;
     // The trace holds every load and store the program made (attribute `accesses` = `every`), not only the
     // samples and traps the recording profiler took; `machine` then says how the recording sampled them.
     bool every_access = false;
@@ -129,6 +132,13 @@ inline std::vector<run_attribute> run_attributes(const trace_run_description& ru
     return attributes;
 }
 
+// Why a replay of a run recorded this way cannot reproduce it, or nothing. Once every attribute is applied.
+inline std::optional<std::string> incompletely_recorded_problem(const trace_run_description& run) {
+    if (run.incompletely_recorded_events == 0) return std::nullopt;
+    return "the recorder could not keep all the memory the profiler read (or the watchpoints it armed) for " +
+           std::to_string(run.incompletely_recorded_events) + " events: a replay would not reproduce the run";
+}
+
 // Applies one attribute to `run`. Returns why it cannot be used: a malformed value, or a profiler setting this
 // code does not know. Names outside "profiler." that it does not know describe the run without changing the
 // analysis, and are ignored.
@@ -146,11 +156,7 @@ inline std::optional<std::string> apply_run_attribute(trace_run_description& run
     else if (name == "pairing") run.facts.pairing = attribute.value;
     else if (name == "replacement") run.facts.replacement = attribute.value;
     else if (name == incompletely_recorded_attribute) {
-        std::uint64_t count = 0;
-        if (!from_text(value, count)) return malformed();
-        if (count != 0)
-            return "the recorder could not keep all the memory the profiler read (or the watchpoints it armed) for " +
-                   attribute.value + " events: a replay would not reproduce the run";
+        if (!from_text(value, run.incompletely_recorded_events)) return malformed();
     } else if (name == "accesses") {
         if (value != "every" && value != "sampled") return malformed();
         run.every_access = value == "every";

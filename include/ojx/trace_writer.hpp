@@ -191,6 +191,29 @@ public:
     bool append(const relocation_event& relocation) noexcept {
         return write_simple(trace_tag::relocation, [&](trace_byte_writer& out) { out.put_varint(relocation.count); });
     }
+    bool append(const kept_survivors_event& kept) noexcept {
+        return write_simple(trace_tag::kept_survivors, [&](trace_byte_writer& out) {
+            out.put_varint(kept.skip);
+            out.put_varint(kept.count);
+        });
+    }
+    bool append(const moved_survivor_event& moved) noexcept {
+        return write_simple(trace_tag::moved_survivor, [&](trace_byte_writer& out) {
+            out.put_varint(moved.skip);
+            out.put_varint(zigzag_delta(0, moved.distance));
+        });
+    }
+    bool append(const heap_census_event& census) noexcept {
+        return write_simple(trace_tag::heap_census, [&](trace_byte_writer& out) {
+            out.put_varint(census.gc);
+            out.put_varint(census.types.size());
+            for (const census_count& count : census.types) {
+                out.put_varint(count.type);
+                out.put_varint(count.objects);
+                out.put_varint(count.bytes);
+            }
+        });
+    }
     bool append(const memory_contents_event& memory) noexcept {
         return write_simple(trace_tag::memory_contents,
                             [&](trace_byte_writer& out) { put_memory(out, memory.where, memory.bytes); });

@@ -55,6 +55,7 @@ std::vector<std::byte> make_trace(int variant) {
     writer.append(ojx::relocated_object_event{.from = base + 0x4000, .to = base + 0x9000, .size = 1040,
         .object = {1, 1, 3}});
     writer.append(ojx::relocation_event{.count = 1});
+    writer.append(ojx::heap_census_event{.gc = 1, .types = {{1, 1, 1040}, {ojx::no_type, 2, 48}}});
     for (int i = 0; i < 5; ++i) {
         writer.append(ojx::access_sample{.ip = 0x401000u + 4u * static_cast<unsigned>(i),
             .effective_address = base + 8u * static_cast<unsigned>(i), .value = static_cast<std::uint64_t>(i * variant),

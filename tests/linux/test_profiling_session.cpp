@@ -1,7 +1,7 @@
 // The profiling session's newer entry points, on this machine: attaching a thread that is already running from
 // another thread (hardware_backend::attach_thread, both decode triggers), pausing and resuming by generation,
 // an agent's own access-context walker, and the JVM-style object life cycle (on_allocation's record, then
-// on_collection relocating the survivors, even when they swap places).
+// on_collection relocating the survivors, even when they swap places), and recording the events into a trace.
 //
 // One hardware backend per process: each scenario that starts one runs in a child process, which prints what it
 // measured and what failed, and exits non-zero when something did.
@@ -13,7 +13,9 @@
 #include <catch2/catch.hpp>
 
 #include "ojx/random.hpp"
+#include "ojx/replay/replay_profile.hpp"
 #include "ojx/report.hpp"
+#include "ojx/trace_reader.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -25,7 +27,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -569,6 +574,139 @@ TEST_CASE("on_collection: relocated objects are tracked where they now are, and 
         EXPECT(b_gain >= 100);
         EXPECT(a_gain == 0);
         EXPECT(new_untracked * 10 <= new_samples);
+        return failures;
+    });
+}
+
+// 5. Recording inside the session (record_file), without a JVM: the trace holds the events in the order the
+// profiler got them, the memory it read before each, the watchpoints it armed after, relocations written against
+// the previous one — and replays to the very profile the session wrote.
+
+TEST_CASE("recording: the trace holds what the profiler got, in order, and replays to the session's profile") {
+    in_child_process([] {
+        int failures = 0;
+        const std::string path = "/tmp/ojx-test-" + std::to_string(getpid()) + "-session.ojxt";
+        profiling_session session;
+        session_options options;
+        options.backend.samples_per_second = 1000;
+        options.backend.watchpoint_slots = 4;
+        options.profiler.min_object_size = 64;
+        options.record_file = path;
+        if (auto error = session.start(options)) {
+            std::printf("start failed: %s\n", error->c_str());
+            return 1;
+        }
+        // Two copies of one buffer (replicas: their words compare equal) and one other.
+        const auto a = random_buffer(61), c = random_buffer(62);
+        auto b = std::make_unique<std::uint64_t[]>(buffer_words);
+        std::memcpy(b.get(), a.get(), buffer_bytes);
+        const std::uint64_t frames[] = {0xC001, 0xC000};
+        const auto info_a = session.on_allocation(address_of(a), buffer_bytes, frames, 1);
+        const auto info_b = session.on_allocation(address_of(b), buffer_bytes, frames, 1);
+        const auto info_c = session.on_allocation(address_of(c), buffer_bytes, frames, 2);
+        if (!info_a || !info_b || !info_c) return 1;
+        using relocated = profiling_session::profiler_type::relocated_object;
+        // Two collections that keep everything in place, the second also freeing C: kept-survivor records.
+        for (int gc = 0; gc < 2; ++gc) {
+            const std::uint64_t generation = session.pause();
+            session.on_gc_start();
+            std::vector<relocated> survivors = {{address_of(a), address_of(a), buffer_bytes, *info_a},
+                                                {address_of(b), address_of(b), buffer_bytes, *info_b}};
+            if (gc == 0) survivors.push_back({address_of(c), address_of(c), buffer_bytes, *info_c});
+            session.on_collection(survivors);
+            EXPECT(session.resume(generation));
+        }
+        if (session.attach_current_thread()) return failures + 1;
+        read_loop(a.get(), buffer_words, 0.3);
+        read_loop(b.get(), buffer_words, 0.3);
+        session.detach_current_thread();
+        session.stop();
+
+        const report_naming naming{[](std::uint64_t frame) { return "frame " + std::to_string(frame); },
+                                   [](type_id type) { return "T" + std::to_string(type); }};
+        std::string live;
+        run_facts facts = session.facts();
+        facts.agent_counters = {{"test_counter", 7}};
+        session.with_final_profiler([&](auto& p) {
+            std::ostringstream out;
+            write_json(out, p.report(), p.contexts(), naming, facts);
+            live = out.str();
+        });
+        const auto summary = session.finish_recording(naming, 3, facts.agent_counters);
+        EXPECT(summary.has_value());
+        if (!summary) return failures;
+        EXPECT(summary->error.empty());
+        EXPECT(summary->records_dropped == 0);
+        EXPECT(summary->incomplete_events == 0);
+
+        std::ifstream in(path, std::ios::binary);
+        const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+        const auto bytes = std::as_bytes(std::span(text.data(), text.size()));
+        EXPECT(summary->bytes == bytes.size());
+        trace_reader reader(bytes, "session.ojxt");
+        std::vector<trace_event> events;
+        while (auto event = reader.next()) events.push_back(std::move(*event));
+        EXPECT(!reader.failed());
+        EXPECT(reader.complete());
+        // The order the profiler got them: three allocations, then per collection a GC start and a relocation
+        // (survivors before it), then samples.
+        std::vector<std::string> order;
+        std::uint64_t samples = 0, traps = 0, arms = 0, contents_before_event = 0, kept = 0, full = 0;
+        for (std::size_t i = 0; i < events.size(); ++i) {
+            const trace_event& e = events[i];
+            if (const auto* allocation = std::get_if<allocation_event>(&e)) {
+                order.push_back("allocation " + std::to_string(allocation->where == address_of(a)   ? 0
+                                                               : allocation->where == address_of(b) ? 1
+                                                                                                     : 2));
+            } else if (std::holds_alternative<gc_start_event>(e)) {
+                order.push_back("gc start");
+            } else if (const auto* relocation = std::get_if<relocation_event>(&e)) {
+                order.push_back("relocation of " + std::to_string(relocation->count));
+            } else if (const auto* k = std::get_if<kept_survivors_event>(&e)) {
+                kept += k->count;
+            } else if (std::holds_alternative<relocated_object_event>(e)) {
+                ++full;
+            } else if (std::holds_alternative<access_sample>(e)) {
+                ++samples;
+            } else if (std::holds_alternative<watchpoint_trap>(e)) {
+                ++traps;
+            } else if (std::holds_alternative<watchpoint_arm_event>(e)) {
+                ++arms;
+                // An arm follows the event it was made for: a sample, a trap, or another arm or disarm.
+                const trace_event& before = events[i - 1];
+                EXPECT((std::holds_alternative<access_sample>(before) || std::holds_alternative<watchpoint_trap>(before) ||
+                        std::holds_alternative<watchpoint_arm_event>(before) ||
+                        std::holds_alternative<watchpoint_disarm_event>(before)));
+            } else if (const auto* contents = std::get_if<memory_contents_event>(&e)) {
+                // Bytes of a tracked buffer, as they are, before the event they were read for.
+                const bool of_a = contents->where >= address_of(a) && contents->where + contents->bytes.size() <= address_of(a) + buffer_bytes;
+                const bool of_b = contents->where >= address_of(b) && contents->where + contents->bytes.size() <= address_of(b) + buffer_bytes;
+                EXPECT(of_a || of_b);
+                if (of_a || of_b)
+                    EXPECT(std::memcmp(contents->bytes.data(), reinterpret_cast<const void*>(contents->where),
+                                       contents->bytes.size()) == 0);
+                if (i + 1 < events.size() && !std::holds_alternative<memory_contents_event>(events[i + 1]))
+                    contents_before_event += std::holds_alternative<access_sample>(events[i + 1]) ||
+                                             std::holds_alternative<watchpoint_trap>(events[i + 1]);
+            }
+        }
+        const std::vector<std::string> expected_order = {"allocation 0", "allocation 1", "allocation 2", "gc start",
+                                                         "relocation of 3", "gc start", "relocation of 2"};
+        EXPECT(order == expected_order);
+        EXPECT(full == 3); // the first relocation: nothing to refer to
+        EXPECT(kept == 2); // the second: A and B kept where they were
+        session.with_profiler([&](auto& p) { EXPECT(samples == p.stats().samples); });
+        EXPECT(samples > 0);
+        EXPECT(contents_before_event > 0);
+
+        const replay::replayed_profile replayed = replay::replay_profile(bytes, "session.ojxt");
+        EXPECT(replayed.error.empty());
+        EXPECT(replayed.json == live);
+        std::printf("recorded %llu events in %llu bytes: %llu samples, %llu traps, %llu arms, %llu memory windows "
+                    "before a sample or trap; replay %s\n",
+                    ull(summary->events), ull(summary->bytes), ull(samples), ull(traps), ull(arms),
+                    ull(contents_before_event), replayed.json == live ? "identical" : replayed.error.c_str());
+        std::remove(path.c_str());
         return failures;
     });
 }

@@ -1,6 +1,7 @@
 // The asynchronous trace file writer: what the filler appends reaches the file whole and in order; when the file
 // blocks (a pipe nobody reads), the filler keeps going without waiting and the events it loses are counted and
-// reported in the trace; an unwritable path is one line naming it.
+// reported in the trace; an unwritable path, a full device and a write that fails mid-run are one line naming the
+// file, and never block or crash the program.
 #include "ojx/hardware/trace_file_writer.hpp"
 #include "ojx/trace_reader.hpp"
 #include "ojx/trace_writer.hpp"
@@ -8,6 +9,8 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,8 +20,10 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -142,11 +147,68 @@ TEST_CASE("a file that blocks: the filler does not wait, and the events it loses
     CHECK(reported == 1000);
 }
 
-TEST_CASE("an unwritable trace file is one line naming it and why") {
+TEST_CASE("an unwritable trace file, or a full device, is one line naming it and why") {
+    const std::pair<const char*, const char*> cases[] = {
+        {"/nonexistent-directory/run.ojxt", "No such file or directory"},
+        {"/dev/full", "No space left on device"}, // the file opens; its header cannot be written
+    };
+    for (const auto& [path, reason] : cases) {
+        ojx::hardware::trace_file_writer file;
+        const auto error = file.open(path);
+        REQUIRE(error.has_value());
+        CHECK(*error == std::string("cannot write the trace to ") + path + ": " + reason);
+        CHECK_FALSE(file.is_open());
+        CHECK_FALSE(file.close().has_value());
+    }
+}
+
+// A file that takes the header and then refuses every write (the file-size limit: EFBIG, as a disk that fills up
+// gives ENOSPC): the filler neither waits nor stops, the writer thread keeps giving buffers back, the end waits for
+// nothing that cannot come, close() names the problem, and what reached the file is never misread.
+TEST_CASE("a write that fails mid-run is reported at close, and neither blocks nor crashes the program") {
+    const std::string path = temporary_path("too-large.ojxt");
+    // The limit applies to the whole process: ignore SIGXFSZ (write then fails with EFBIG) and restore both after.
+    rlimit previous_limit{};
+    REQUIRE(getrlimit(RLIMIT_FSIZE, &previous_limit) == 0);
+    struct sigaction ignore{}, previous_action{};
+    ignore.sa_handler = SIG_IGN;
+    REQUIRE(sigaction(SIGXFSZ, &ignore, &previous_action) == 0);
+    rlimit small = previous_limit;
+    small.rlim_cur = 100; // the 12-byte header and 88 bytes of the first block
+    REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+
     ojx::hardware::trace_file_writer file;
-    const auto error = file.open("/nonexistent-directory/run.ojxt");
-    REQUIRE(error.has_value());
-    CHECK(*error == "cannot write the trace to /nonexistent-directory/run.ojxt: No such file or directory");
-    CHECK_FALSE(file.is_open());
-    CHECK_FALSE(file.close().has_value());
+    const auto opened = file.open(path, 4, 4096);
+    std::optional<std::string> closed;
+    std::uint64_t appended = 0, dropped = 0;
+    bool finished = false;
+    if (!opened) {
+        ojx::trace_writer writer(file.first_buffer(), file.sink());
+        const auto start = std::chrono::steady_clock::now();
+        for (std::uint64_t i = 0; i < 20000; ++i) appended += writer.append(allocation(i)) ? 1 : 0;
+        file.wait_for_buffers();
+        finished = writer.finish();
+        dropped = writer.events_dropped();
+        closed = file.close();
+        // Generous: a blocked writer would hang here forever, not take a few seconds.
+        CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+    }
+    setrlimit(RLIMIT_FSIZE, &previous_limit);
+    sigaction(SIGXFSZ, &previous_action, nullptr);
+
+    REQUIRE_FALSE(opened.has_value());
+    CHECK(finished);
+    CHECK(appended + dropped == 20000);
+    REQUIRE(closed.has_value());
+    CHECK(*closed == "could not write the whole trace to " + path + ": File too large");
+    const auto bytes = read_file(path);
+    CHECK(bytes.size() == 100);
+    CHECK(file.bytes_written() == 100);
+    // The block cut short is refused, not misread.
+    ojx::trace_reader reader(bytes, "too-large.ojxt");
+    while (reader.next()) {
+    }
+    CHECK(reader.failed());
+    CHECK(reader.error().find("truncated") != std::string::npos);
+    std::remove(path.c_str());
 }

@@ -9,6 +9,7 @@
 #include "ojx/replay/heap_layout.hpp"
 #include "ojx/report.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <optional>
@@ -22,6 +23,7 @@ namespace ojx::tool {
 namespace {
 
 constexpr const char* heap_help = R"(usage: ojx heap TRACE --at gc:N|event:K|K [--top N] [--json FILE]
+       ojx heap TRACE --check-census [--tolerance N]
 
 Rebuilds the heap a recorded trace describes at one point — every live object with its address, size, allocation
 context and type — from the trace's allocations, frees, moves and region moves, and prints a census: live objects
@@ -40,8 +42,18 @@ Checks, each counted and the first few shown with their event numbers: an alloca
 that is not live, a move onto live objects, a region move that cuts an object, and the totals: live objects and
 bytes = allocated - freed - evicted.
 
-Exit status: 0 census printed (findings are part of it); 1 the JSON could not be written; 2 bad usage, a missing,
-truncated or corrupt trace, or a point the trace does not reach (one line naming the file or option).
+--check-census compares the heap rebuilt at every census the trace holds (the JVM agent's census= option: a
+JVMTI heap walk counting the tracked objects alive just after a collection's survivors were relocated) with that
+census, type by type (objects and bytes), and runs the consistency checks above over the whole trace (the totals
+at every census). It prints one line per census that differs and a summary.
+  --tolerance N   live objects per census that may differ (summed over types) before the check fails (default
+                  0: the walk and the trace follow the same objects, so they must agree exactly; see
+                  bindings/jni/README.md, "census")
+
+Exit status: 0 census printed (findings are part of it), or every census agreed and no check found anything;
+1 the JSON could not be written; 2 bad usage, a missing, truncated or corrupt trace, a point the trace does not
+reach, or no census in it (one line naming the file or option); 3 a census differs beyond the tolerance or a
+consistency check found something.
 
 example: ojx heap run.ojxt --at gc:3 --top 10
 )";
@@ -189,6 +201,53 @@ void write_json(std::ostream& out, const std::string& trace, const replay::heap_
     out << (census.entries.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }
 
+constexpr int exit_check_failed = 3;
+
+// "1 234 objects, 5.6 MiB"
+std::string objects_and_bytes(std::uint64_t objects, std::uint64_t bytes) {
+    return grouped(objects) + " objects, " + report_detail::bytes(static_cast<double>(bytes));
+}
+
+int check_census(const std::string& trace_path, std::span<const std::byte> trace, std::uint64_t tolerance,
+                 command_line& line) {
+    const replay::census_check check = replay::check_censuses(trace, trace_path);
+    if (!check.error.empty()) return line.fail(check.error);
+    if (check.comparisons.empty())
+        return line.fail(trace_path + ": the trace holds no census (record it with the JVM agent's census= option)");
+    std::uint64_t exact = 0, tolerated = 0, beyond = 0, worst = 0;
+    for (const replay::census_comparison& c : check.comparisons) {
+        const std::uint64_t differing = c.objects_differing();
+        worst = std::max(worst, differing);
+        if (c.differences.empty()) {
+            ++exact;
+            continue;
+        }
+        ++(differing <= tolerance ? tolerated : beyond);
+        std::printf("GC %s (event %s): census %s; rebuilt heap %s%s\n", grouped(c.gc).c_str(), grouped(c.event).c_str(),
+                    objects_and_bytes(c.census_objects, c.census_bytes).c_str(),
+                    objects_and_bytes(c.heap_objects, c.heap_bytes).c_str(),
+                    differing <= tolerance ? " (within the tolerance)" : "");
+        for (const replay::census_difference& d : c.differences)
+            std::printf("  %s: census %s, heap %s\n", replay::type_name(check.types, d.type).c_str(),
+                        objects_and_bytes(d.census_objects, d.census_bytes).c_str(),
+                        objects_and_bytes(d.heap_objects, d.heap_bytes).c_str());
+    }
+    const replay::census_comparison& last = check.comparisons.back();
+    std::printf("%s: %s census%s: %s agree exactly, %s within the tolerance of %s object%s, %s beyond it (most "
+                "objects differing in one census: %s); the last, at GC %s: %s\n",
+                trace_path.c_str(), grouped(check.comparisons.size()).c_str(),
+                check.comparisons.size() == 1 ? "" : "es", grouped(exact).c_str(), grouped(tolerated).c_str(),
+                grouped(tolerance).c_str(), tolerance == 1 ? "" : "s", grouped(beyond).c_str(), grouped(worst).c_str(),
+                grouped(last.gc).c_str(), objects_and_bytes(last.census_objects, last.census_bytes).c_str());
+    const replay::heap_census census = replay::census_of(check.layout);
+    std::printf("%s\n", checks_line(check.layout, census).c_str());
+    for (const replay::heap_finding& finding : check.layout.findings())
+        std::printf("  event %s: %s: %s\n", grouped(finding.event).c_str(), replay::heap_problem_name(finding.problem),
+                    finding.detail.c_str());
+    if (std::fflush(stdout) != 0) return exit_failed;
+    return beyond == 0 && check.layout.problems() == 0 ? exit_ok : exit_check_failed;
+}
+
 } // namespace
 
 int heap_command(arguments args) {
@@ -197,6 +256,8 @@ int heap_command(arguments args) {
     std::optional<replay::heap_point> point;
     std::uint64_t top = 20;
     std::string json_path;
+    bool check = false;
+    std::optional<std::uint64_t> tolerance;
     while (line.next()) {
         if (!line.is_option()) {
             inputs.emplace_back(line.current());
@@ -213,6 +274,11 @@ int heap_command(arguments args) {
             const std::optional<std::uint64_t> count = line.count();
             if (!count) return exit_usage;
             top = *count;
+        } else if (line.is("--check-census")) {
+            check = true;
+        } else if (line.is("--tolerance")) {
+            tolerance = line.count();
+            if (!tolerance) return exit_usage;
         } else if (line.is("--json")) {
             const std::optional<std::string> path = line.value();
             if (!path) return exit_usage;
@@ -223,12 +289,16 @@ int heap_command(arguments args) {
     }
     if (inputs.empty()) return line.fail("no trace given (ojx heap --help)");
     if (inputs.size() > 1) return line.fail("one trace at a time");
-    if (!point) return line.fail("no point given: add --at gc:N or --at event:K");
+    if (check && (point || !json_path.empty()))
+        return line.fail("--check-census reads the whole trace: give it without --at and --json");
+    if (!check && tolerance) return line.fail("--tolerance goes with --check-census");
+    if (!check && !point) return line.fail("no point given: add --at gc:N or --at event:K");
 
     const std::string& trace_path = inputs.front();
     std::string error;
     const auto trace = read_whole_file(trace_path, error);
     if (!trace) return line.fail(error);
+    if (check) return check_census(trace_path, *trace, tolerance.value_or(0), line);
     const replay::heap_reconstruction heap = replay::reconstruct_heap(*trace, trace_path, *point);
     if (!heap.error.empty()) return line.fail(heap.error);
     const replay::heap_census census = replay::census_of(heap.layout);

@@ -28,7 +28,9 @@ settings and policies (or the ones given) and writes its JSON profile. With the 
 byte for byte the one the recording run wrote; the same trace, settings and seeds give the same profile every time.
 
 Two kinds of trace, two kinds of question:
-  A trace of samples and traps (ojx_synthetic_demo --record TRACE) holds only what the recording profiler took. It
+  A trace of samples and traps holds only what the recording profiler took: the agents' record=FILE (the JVM
+  agent's -agentpath:libojx.so=start,record=run.ojxt, the native one's OJX_OPTIONS=record=run.ojxt with
+  LD_PRELOAD=libojxpreload.so) and ojx_synthetic_demo --record TRACE write one. It
   answers the estimator's settings (--min-comparisons, --confidence): the same evidence judged otherwise. Nothing
   that decides which accesses are sampled, which pairs are watched or when they are compared: those would have
   taken other samples and traps, which the trace does not have; it refuses them, naming the setting.

@@ -154,6 +154,11 @@ void profiling_session::on_collection(std::span<const profiler_type::relocated_o
     recording_->recorder->record_relocation(deliver, survivors);
 }
 
+void profiling_session::record_census(const heap_census_event& census) {
+    const guard locked(lock_);
+    if (recording_ && recording_->open) recording_->writer->append(census);
+}
+
 std::uint64_t profiling_session::pause() noexcept {
     std::uint64_t state = pause_state_.load(std::memory_order_relaxed);
     std::uint64_t next = 0;

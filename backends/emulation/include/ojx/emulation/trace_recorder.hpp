@@ -168,6 +168,8 @@ public:
 
     // Events the profiler consumed (allocations, frees, moves, collections, samples, traps).
     std::uint64_t events() const noexcept { return recorder_.events(); }
+    // Events whose reads or watchpoint calls did not all fit the notes (the trace says so; a replay refuses it).
+    std::uint64_t incomplete_events() const noexcept { return recorder_.incomplete_events(); }
 
 private:
     void write_symbols() { symbols_.write_new_nodes(profiler_.contexts(), writer_); }

@@ -129,6 +129,9 @@ public:
     void on_move(address from, address to);
     void on_gc_start();
     void on_collection(std::span<const profiler_type::relocated_object> survivors);
+    // While recording: the tracked objects alive now by type, as the runtime counted them after a collection's
+    // relocation (heap_census_event), for checking the trace. Not an event for the profiler.
+    void record_census(const heap_census_event& census);
 
     // While objects may be where the object map does not say (a collection has started and its survivors are
     // not relocated yet), samples and traps are dropped and counted. `pause` is signal-safe and may be called

@@ -3,12 +3,14 @@
 // checks them as it goes (an allocation over live objects, a free or move of an object that is not live, a move
 // onto a live object, a region move that cuts an object, totals that do not add up); `reconstruct_heap` reads a
 // trace up to the start of a given collection or after a given event; `census_of` groups the live objects by
-// allocation context and type. Used by `ojx heap` and to check that recorders write consistent traces.
+// allocation context and type; `check_censuses` compares the heap with every census the runtime itself took
+// (heap_census_event). Used by `ojx heap` and to check that recorders write consistent traces.
 //
 // Overlap follows the profiler (profiler.hpp: objects_evicted_by_overlap): a new or moved object that overlaps
 // live ones evicts them, since the runtime can only have reused their memory. It is reported, not fatal.
 #pragma once
 
+#include "ojx/relocation_survivors.hpp"
 #include "ojx/trace_format.hpp"
 #include "ojx/trace_reader.hpp"
 
@@ -91,20 +93,26 @@ public:
         else if (const auto* f = std::get_if<free_event>(&e)) release(f->where);
         else if (const auto* m = std::get_if<move_event>(&e)) move(m->from, m->to);
         else if (const auto* r = std::get_if<region_move_event>(&e)) move_region(*r);
-        else if (std::holds_alternative<gc_start_event>(e)) ++totals_.gcs;
-        else if (const auto* o = std::get_if<relocated_object_event>(&e)) relocating_.push_back(*o);
+        else if (std::holds_alternative<gc_start_event>(e)) start_collection();
+        else if (std::holds_alternative<gc_end_event>(e)) end_collection();
+        else if (const auto* o = std::get_if<relocated_object_event>(&e)) relocating_.add(*o);
+        else if (const auto* k = std::get_if<kept_survivors_event>(&e)) note_unless_fine(relocating_.add(*k));
+        else if (const auto* ms = std::get_if<moved_survivor_event>(&e)) note_unless_fine(relocating_.add(*ms));
         else if (std::holds_alternative<relocation_event>(e)) relocate();
+        else if (std::holds_alternative<events_lost_event>(e)) relocating_.forget_previous();
     }
 
     // Compares the live objects with the counters; a difference is a finding. Call once, where the census is taken.
     void check_totals() {
         std::uint64_t bytes = 0;
         for (const auto& [where, object] : live_) bytes += object.size;
+        for (const auto& [where, object] : displaced_) bytes += object.size;
         const std::uint64_t expected_objects =
             totals_.allocated_objects - totals_.freed_objects - totals_.evicted_objects;
         const std::uint64_t expected_bytes = totals_.allocated_bytes - totals_.freed_bytes - totals_.evicted_bytes;
-        if (live_.size() != expected_objects || bytes != expected_bytes)
-            note(heap_problem::totals_mismatch, std::to_string(live_.size()) + " live objects of " +
+        const std::size_t objects = live_.size() + displaced_.size();
+        if (objects != expected_objects || bytes != expected_bytes)
+            note(heap_problem::totals_mismatch, std::to_string(objects) + " live objects of " +
                                                     std::to_string(bytes) + " bytes, but allocated - freed - evicted = " +
                                                     std::to_string(expected_objects) + " objects of " +
                                                     std::to_string(expected_bytes) + " bytes");
@@ -124,6 +132,11 @@ private:
     void allocate(const allocation_event& a) {
         ++totals_.allocated_objects;
         totals_.allocated_bytes += a.size;
+        if (collecting_) {
+            displace_overlapping(a.where, a.size);
+            live_[a.where] = live_object{a.size, a.context, a.type, a.thread, event_};
+            return;
+        }
         const std::size_t evicted = evict_overlapping(a.where, a.size);
         if (evicted != 0)
             note(heap_problem::overlapping_allocation, "allocation of " + std::to_string(a.size) + " bytes at " +
@@ -180,31 +193,79 @@ private:
         for (const auto& [from, object] : moving) place_moved(from, from - r.from + r.to, object);
     }
 
+    // Between a collection's start and the relocation of its survivors (a recorder that relocates, the JVM
+    // agent), the trace's objects are where the collection found them, and new objects are allocated where it
+    // left room: an allocation that overlaps live objects is no inconsistency then. They are set aside; the
+    // relocation brings back those that survived, and the rest died in the collection. A collection that ends
+    // (GC end) with objects still set aside had them evicted by the overlap after all.
+    void start_collection() {
+        ++totals_.gcs;
+        collecting_ = true;
+    }
+    void end_collection() {
+        collecting_ = false;
+        for (const auto& [where, object] : displaced_) {
+            ++totals_.evicted_objects;
+            totals_.evicted_bytes += object.size;
+            note(heap_problem::overlapping_allocation, "the object at " + hex(where) + " (" +
+                                                           std::to_string(object.size) +
+                                                           " bytes), overlapped by an allocation during the "
+                                                           "collection, was not relocated; evicted");
+        }
+        displaced_.clear();
+    }
+    void displace_overlapping(address begin, std::uint64_t size) {
+        const address end = begin + std::max<std::uint64_t>(size, 1);
+        auto it = live_.lower_bound(begin);
+        if (it != live_.begin() && std::prev(it)->first + std::prev(it)->second.size > begin) --it;
+        while (it != live_.end() && it->first < end) {
+            displaced_.insert(*it); // an address already set aside keeps its first object
+            it = live_.erase(it);
+        }
+    }
+
     // The survivors recorded since the previous relocation are the live objects, where they are now; every other
-    // live object died.
+    // live object (set aside or not) died. A survivor is found at its old address among the live objects, or
+    // among those set aside; where both hold an object there, the one of its size, context and type.
     void relocate() {
         std::map<address, live_object> before;
         before.swap(live_);
+        std::map<address, live_object> displaced;
+        displaced.swap(displaced_);
+        collecting_ = false;
+        const auto matches = [](const relocated_object_event& o, const live_object& object) {
+            return object.size == o.size && object.context == o.object.allocation_context && object.type == o.object.type;
+        };
         std::vector<std::pair<const relocated_object_event*, live_object>> survivors;
-        for (const relocated_object_event& o : relocating_) {
-            const auto found = before.find(o.from);
-            if (found == before.end()) {
+        for (const relocated_object_event& o : relocating_.survivors()) {
+            auto found = before.find(o.from);
+            std::map<address, live_object>* from = &before;
+            if (const auto aside = displaced.find(o.from);
+                aside != displaced.end() && (found == before.end() || (!matches(o, found->second) && matches(o, aside->second)))) {
+                found = aside;
+                from = &displaced;
+            }
+            if (found == from->end()) {
                 note(heap_problem::move_of_unknown, "relocation of " + hex(o.from) + " to " + hex(o.to) +
                                                         ": no live object starts there");
                 continue;
             }
             survivors.emplace_back(&o, found->second);
-            before.erase(found);
+            from->erase(found);
         }
-        for (const auto& [where, object] : before) {
-            ++totals_.freed_objects;
-            totals_.freed_bytes += object.size;
-        }
+        for (const auto* died : {&before, &displaced})
+            for (const auto& [where, object] : *died) {
+                ++totals_.freed_objects;
+                totals_.freed_bytes += object.size;
+            }
         for (const auto& [o, object] : survivors) {
             if (o->from != o->to) place_moved(o->from, o->to, object);
             else live_[o->to] = object;
         }
-        relocating_.clear();
+        relocating_.finish_relocation();
+    }
+    void note_unless_fine(const std::optional<std::string>& problem) {
+        if (problem) note(heap_problem::move_of_unknown, "a survivor record " + *problem);
     }
 
     void place_moved(address from, address to, const live_object& object) {
@@ -245,7 +306,9 @@ private:
     }
 
     std::map<address, live_object> live_;
-    std::vector<relocated_object_event> relocating_; // since the last relocation record
+    survivor_decoder relocating_; // the survivors since the last relocation record
+    bool collecting_ = false; // a collection has started, and neither ended nor been relocated
+    std::map<address, live_object> displaced_; // overlapped by allocations while collecting_ (see start_collection)
     heap_totals totals_;
     std::array<std::uint64_t, heap_problem_kinds> counts_{};
     std::vector<heap_finding> findings_;
@@ -366,10 +429,87 @@ inline std::vector<std::string> context_frames(const heap_reconstruction& heap, 
     return names;
 }
 
-inline std::string type_name(const heap_reconstruction& heap, type_id type) {
-    if (type == no_type) return "(no type)";
-    const auto found = heap.types.find(type);
-    return found != heap.types.end() ? found->second : "type " + std::to_string(type);
+// ---- Checking the trace against the runtime's own census (heap_census_event) ----
+
+// One type whose live objects the runtime's census and the rebuilt heap count differently.
+struct census_difference {
+    type_id type = no_type;
+    std::uint64_t census_objects = 0, census_bytes = 0; // the runtime's count
+    std::uint64_t heap_objects = 0, heap_bytes = 0;     // the rebuilt heap's
+};
+
+// A census in the trace against the heap rebuilt at its event.
+struct census_comparison {
+    std::uint64_t event = 0; // the census record's event number
+    std::uint64_t gc = 0;
+    std::uint64_t census_objects = 0, census_bytes = 0;
+    std::uint64_t heap_objects = 0, heap_bytes = 0;
+    std::vector<census_difference> differences; // by type; empty when they agree exactly
+    // Live objects the two counts disagree on: the sum over types of the difference in objects.
+    std::uint64_t objects_differing() const noexcept {
+        std::uint64_t n = 0;
+        for (const census_difference& d : differences)
+            n += d.census_objects > d.heap_objects ? d.census_objects - d.heap_objects : d.heap_objects - d.census_objects;
+        return n;
+    }
+};
+
+inline census_comparison compare_census(const heap_layout& layout, const heap_census_event& census,
+                                        std::uint64_t event) {
+    census_comparison result{.event = event, .gc = census.gc};
+    std::map<type_id, census_difference> by_type;
+    for (const census_count& count : census.types) {
+        census_difference& d = by_type[count.type];
+        d.type = count.type;
+        d.census_objects += count.objects;
+        d.census_bytes += count.bytes;
+        result.census_objects += count.objects;
+        result.census_bytes += count.bytes;
+    }
+    for (const auto& [where, object] : layout.live()) {
+        census_difference& d = by_type[object.type];
+        d.type = object.type;
+        ++d.heap_objects;
+        d.heap_bytes += object.size;
+        ++result.heap_objects;
+        result.heap_bytes += object.size;
+    }
+    for (const auto& [type, d] : by_type)
+        if (d.census_objects != d.heap_objects || d.census_bytes != d.heap_bytes) result.differences.push_back(d);
+    return result;
 }
+
+// Every census of a trace, each compared with the heap rebuilt at its event, and the consistency checks (the
+// totals checked at every census).
+struct census_check {
+    std::string error; // one line naming the trace when it is unreadable; empty when fine
+    heap_layout layout;
+    std::vector<census_comparison> comparisons;
+    std::unordered_map<type_id, std::string> types;
+};
+
+inline census_check check_censuses(std::span<const std::byte> file, std::string_view name) {
+    census_check result;
+    trace_reader reader(file, name);
+    while (const auto event = reader.next()) {
+        if (const auto* census = std::get_if<heap_census_event>(&*event)) {
+            result.comparisons.push_back(compare_census(result.layout, *census, reader.events_read()));
+            result.layout.check_totals();
+        } else {
+            result.layout.apply(*event, reader.events_read());
+        }
+    }
+    if (reader.failed()) result.error = reader.error();
+    result.types = reader.types();
+    return result;
+}
+
+inline std::string type_name(const std::unordered_map<type_id, std::string>& types, type_id type) {
+    if (type == no_type) return "(no type)";
+    const auto found = types.find(type);
+    return found != types.end() ? found->second : "type " + std::to_string(type);
+}
+
+inline std::string type_name(const heap_reconstruction& heap, type_id type) { return type_name(heap.types, type); }
 
 } // namespace ojx::replay

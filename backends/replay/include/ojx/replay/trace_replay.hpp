@@ -13,6 +13,7 @@
 
 #include "ojx/pairing_policy.hpp"
 #include "ojx/profiler.hpp"
+#include "ojx/relocation_survivors.hpp"
 #include "ojx/replay/object_extents.hpp"
 #include "ojx/replay/replay_memory.hpp"
 #include "ojx/replay/replay_watchpoints.hpp"
@@ -70,6 +71,8 @@ inline run_reading read_run_description(std::span<const std::byte> file, std::st
     } else if (!slots_given) {
         result.error = std::string(name) +
                        ": the trace does not describe its run (no run attribute watchpoint_slots): it cannot be replayed";
+    } else if (const auto problem = incompletely_recorded_problem(run)) {
+        result.error = std::string(name) + ": " + *problem;
     } else {
         result.run = run;
     }
@@ -127,6 +130,8 @@ public:
     // Replays the whole trace. `file` must outlive the call.
     replay_result run(std::span<const std::byte> file, std::string_view name) {
         deliver_trace(file, name, [this](const auto& e) { deliver(e); }, contexts_, result_);
+        if (result_.error.empty() && !relocation_error_.empty())
+            result_.error = std::string(name) + ": " + relocation_error_;
         result_.watchpoint_differences = watchpoints_.differences();
         return std::move(result_);
     }
@@ -154,17 +159,24 @@ private:
     void deliver(const gc_start_event&) {
         consume([&] { profiler_.on_gc_start(); });
     }
-    void deliver(const relocated_object_event& o) {
-        object_info info = o.object;
-        info.allocation_context = contexts_.mapped(info.allocation_context);
-        survivors_.push_back({o.from, o.to, o.size, info});
-    }
+    void deliver(const relocated_object_event& o) { relocating_.add(o); }
+    void deliver(const kept_survivors_event& kept) { refuse_unless_fine(relocating_.add(kept)); }
+    void deliver(const moved_survivor_event& moved) { refuse_unless_fine(relocating_.add(moved)); }
     // The survivors recorded before it, whatever their count says: had records been lost, the trace says so with
     // an events_lost record, which the replay reports.
     void deliver(const relocation_event&) {
+        survivors_.clear();
+        for (const relocated_object_event& o : relocating_.survivors()) {
+            object_info info = o.object;
+            info.allocation_context = contexts_.mapped(info.allocation_context);
+            survivors_.push_back({o.from, o.to, o.size, info});
+        }
+        relocating_.finish_relocation();
         extents_.relocate(survivors_);
         consume([&] { profiler_.on_collection(survivors_); });
-        survivors_.clear();
+    }
+    void refuse_unless_fine(const std::optional<std::string>& problem) {
+        if (problem && relocation_error_.empty()) relocation_error_ = "a survivor record " + *problem;
     }
     void deliver(const access_sample& sample) {
         access_sample mapped_sample = sample;
@@ -179,7 +191,10 @@ private:
     void deliver(const memory_contents_event& contents) { memory_.add(contents); }
     void deliver(const watchpoint_arm_event& arm) { watchpoints_.recorded(arm); }
     void deliver(const watchpoint_disarm_event& disarm) { watchpoints_.recorded(disarm); }
-    void deliver(const events_lost_event& lost) { result_.events_lost += lost.count; }
+    void deliver(const events_lost_event& lost) {
+        result_.events_lost += lost.count;
+        relocating_.forget_previous();
+    }
     // Symbols the reader keeps (names are taken from it at the end), the run's description (read before the
     // replay), and what the profiler has no use for.
     void deliver(const type_symbol&) {}
@@ -187,6 +202,7 @@ private:
     void deliver(const thread_symbol&) {}
     void deliver(const run_attribute&) {}
     void deliver(const gc_end_event&) {}
+    void deliver(const heap_census_event&) {}
     // A trace of every access is replayed by access_replay.hpp (replay_profile sends it there).
     void deliver(const access_event&) {}
     void deliver(const memory_fill_event&) {}
@@ -204,7 +220,9 @@ private:
     replay_memory& memory_;
     trace_contexts contexts_;
     object_extents extents_;
-    std::vector<typename profiler<Policies>::relocated_object> survivors_; // since the last relocation record
+    survivor_decoder relocating_; // the survivors since the last relocation record
+    std::vector<typename profiler<Policies>::relocated_object> survivors_; // reused at each relocation record
+    std::string relocation_error_; // the first survivor record that referred past the previous relocation
     replay_result result_;
 };
 
