@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "ojx/hardware/perf_events.hpp"
 #include "ojx/random.hpp"
 
 #include <chrono>
@@ -263,6 +264,51 @@ TEST_CASE("a forced sampler the machine lacks is a clear error") {
         delete rec;
         return failures;
     });
+}
+
+TEST_CASE("auto without a hardware counter: the CPU-time timer when the tick can keep the rate, else the task clock") {
+    const capabilities caps = probe_capabilities(0);
+    CHECK(caps.scheduler_tick_ns >= 1000000);   // HZ is 100..1000
+    CHECK(caps.scheduler_tick_ns <= 10000000);
+    // The rule itself, at HZ 250 (4 ms) and HZ 100 (10 ms).
+    CHECK(timer_keeps_rate(200, 4000000));
+    CHECK_FALSE(timer_keeps_rate(201, 4000000));
+    CHECK_FALSE(timer_keeps_rate(200, 10000000));
+    CHECK(timer_keeps_rate(80, 10000000));
+    CHECK_FALSE(timer_keeps_rate(1, 0)); // tick unknown: never assume the timer keeps up
+    if (!caps.perf_events || caps.hardware_counters || caps.precise) {
+        std::printf("skipped: this machine has %s\n",
+                    !caps.perf_events ? "no perf_event" : "a hardware counter or precise sampling");
+        return;
+    }
+    for (const double rate : {200.0, 1000.0}) {
+        const bool timer_expected = timer_keeps_rate(rate, caps.scheduler_tick_ns);
+        in_child_process([rate, timer_expected] {
+            auto rec = std::make_unique<recorder>();
+            hardware_backend backend;
+            backend_options options = options_for(sampler_kind::automatic);
+            options.samples_per_second = rate;
+            if (auto error = backend.start(options, rec->delivery())) {
+                std::printf("start failed: %s\n", error->c_str());
+                return 1;
+            }
+            const std::string& why = backend.sampler_description();
+            std::printf("rate %.0f: %s\n", rate, why.c_str());
+            int failures = 0;
+            if (timer_expected) {
+                failures += backend.chosen_sampler() != sampler_kind::decode_timer;
+                failures += why.find("CPU-time POSIX timer") == std::string::npos;
+                failures += why.find("no hardware instruction counter") == std::string::npos;
+            } else {
+                failures += backend.chosen_sampler() != sampler_kind::decode;
+                failures += why.find("task-clock overflow") == std::string::npos;
+                failures += why.find("cannot keep " + std::to_string(static_cast<int>(rate)) + " samples/s") ==
+                            std::string::npos;
+            }
+            backend.stop();
+            return failures;
+        });
+    }
 }
 
 #include <linux/audit.h>

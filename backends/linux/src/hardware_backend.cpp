@@ -128,6 +128,11 @@ std::size_t read_code(std::uint64_t pc, std::uint8_t (&code)[N]) noexcept {
 // How much code the sampler reads at the pc for looking ahead: one read of 64 bytes costs what one of 15 does.
 constexpr std::size_t lookahead_bytes = 64;
 
+// "250 Hz" for a 4 ms tick.
+std::string tick_rate_text(std::uint64_t tick_ns) {
+    return std::to_string(std::lround(1e9 / static_cast<double>(tick_ns))) + " Hz";
+}
+
 std::uint64_t random_period(thread_state& state, double mean) noexcept {
     // Uniform in [0.5, 1.5] × mean: a fixed period can lock onto a loop and sample one instruction forever.
     const double period = mean * (0.5 + state.rng.unit());
@@ -616,6 +621,18 @@ std::optional<std::string> hardware_backend::start(const backend_options& option
     } else if (wanted == sampler_kind::precise) {
         active.store(nullptr);
         return "sampler=precise is unavailable: " + caps_.precise_reason;
+    } else if (wanted == sampler_kind::automatic && caps_.perf_events && !caps_.hardware_counters &&
+               timer_keeps_rate(options_.samples_per_second, caps_.scheduler_tick_ns)) {
+        // Without a hardware counter the trigger is a clock either way. The task clock's overflow is an interrupt
+        // of its own (≈ 40 µs on a paravirtualized guest); a CPU-time timer fires on the scheduler tick that
+        // interrupts the thread anyway, so it costs about half as much per sample (bench/RESULTS.md).
+        chosen_ = sampler_kind::decode_timer;
+        sampler_description_ = "precise sampling unavailable: " + caps_.precise_reason + "; " +
+                               caps_.hardware_counters_reason +
+                               "; using decode (single-step to the next memory access) on a CPU-time POSIX timer, "
+                               "which rides the " + tick_rate_text(caps_.scheduler_tick_ns) +
+                               " scheduler tick and costs less than a task-clock overflow (sampler=decode forces "
+                               "that)";
     } else if ((wanted == sampler_kind::automatic || wanted == sampler_kind::decode) && caps_.perf_events) {
         chosen_ = sampler_kind::decode;
         trigger_attr_ = perf_event_attr{};
@@ -633,7 +650,14 @@ std::optional<std::string> hardware_backend::start(const backend_options& option
             trigger_attr_.type = PERF_TYPE_SOFTWARE;
             trigger_attr_.config = PERF_COUNT_SW_TASK_CLOCK;
             trigger_attr_.sample_period = static_cast<std::uint64_t>(1e9 / options_.samples_per_second);
-            trigger = "task-clock overflow (" + caps_.hardware_counters_reason + ")";
+            trigger = "task-clock overflow (" + caps_.hardware_counters_reason +
+                      (wanted == sampler_kind::automatic && caps_.scheduler_tick_ns > 0
+                           ? "; a CPU-time timer, which fires on the " + tick_rate_text(caps_.scheduler_tick_ns) +
+                                 " scheduler tick, cannot keep " + std::to_string(std::lround(
+                                                                       options_.samples_per_second)) +
+                                 " samples/s"
+                           : std::string()) +
+                      ")";
         }
         sampler_description_ = (wanted == sampler_kind::automatic ? "precise sampling unavailable: " +
                                                                         caps_.precise_reason + "; using "

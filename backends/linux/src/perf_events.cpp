@@ -5,6 +5,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -120,9 +121,16 @@ std::optional<precise_event> find_ibs(std::string& reason) {
 
 } // namespace
 
+bool timer_keeps_rate(double samples_per_second, std::uint64_t scheduler_tick_ns) noexcept {
+    return scheduler_tick_ns > 0 && samples_per_second * static_cast<double>(scheduler_tick_ns) <= 0.8e9;
+}
+
 capabilities probe_capabilities(std::size_t max_breakpoint_slots) {
     capabilities caps;
     caps.perf_event_paranoid = read_paranoid();
+    if (timespec tick{}; ::clock_getres(CLOCK_MONOTONIC_COARSE, &tick) == 0)
+        caps.scheduler_tick_ns = static_cast<std::uint64_t>(tick.tv_sec) * 1000000000ULL +
+                                 static_cast<std::uint64_t>(tick.tv_nsec);
 
     perf_event_attr software{};
     software.type = PERF_TYPE_SOFTWARE;

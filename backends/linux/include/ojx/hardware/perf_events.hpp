@@ -29,7 +29,14 @@ struct capabilities {
     std::size_t breakpoint_slots = 0;  // debug registers perf gave us, probed by opening them on this thread
     std::string breakpoint_reason;     // why none, when 0
     bool breakpoint_modify = false;    // PERF_EVENT_IOC_MODIFY_ATTRIBUTES re-arms a breakpoint
+    // The scheduler tick (1/CONFIG_HZ: 4 ms at HZ 250), which is when the kernel checks CPU-time timers; 0 if
+    // unknown. Read as the resolution of CLOCK_MONOTONIC_COARSE, which is one tick.
+    std::uint64_t scheduler_tick_ns = 0;
 };
+
+// Whether a CPU-time timer can deliver `samples_per_second` per thread: it fires only at a scheduler tick, and
+// randomized intervals (0.5-1.5 x the mean) need headroom below one sample per tick, so at most 0.8 per tick.
+bool timer_keeps_rate(double samples_per_second, std::uint64_t scheduler_tick_ns) noexcept;
 
 // Probes the machine (opens and closes a few events on the calling thread). Not signal-safe.
 capabilities probe_capabilities(std::size_t max_breakpoint_slots = 4);
