@@ -8,7 +8,8 @@
 //
 // Debug information is found the way elfutils finds it (build-id and .gnu_debuglink under /usr/lib/debug, next
 // to the file, ...). If DEBUGINFOD_URLS is set in the profiled process's environment, that includes downloading
-// it from a debuginfod server, which can make the first report slow.
+// it from a debuginfod server, which can make the first report slow; without DEBUGINFOD_URLS, libdebuginfod (and
+// the libcurl it loads) is never touched.
 #pragma once
 
 #include <cstdint>
