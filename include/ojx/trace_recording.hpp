@@ -154,24 +154,27 @@ private:
     Inner& inner_;
 };
 
+// Appends a context symbol for every node of `tree` from id `written` on, each after its parent, and advances
+// `written`; `on_node(id)` runs before each is appended (a recorder that names frames as they appear writes the
+// name there). Signal-safe if `on_node` is.
+template <class OnNode>
+void append_new_contexts(trace_writer& writer, const context_tree& tree, std::size_t& written, OnNode&& on_node) {
+    for (; written < tree.size(); ++written) {
+        const auto id = static_cast<context_id>(written);
+        on_node(id);
+        writer.append(context_symbol{id, tree.parent(id), tree.frame_of(id)});
+    }
+}
+
 // Appends the events a profiler handles to a trace, with what the profiler did for each (see the top).
 class profiler_event_recorder {
 public:
     profiler_event_recorder(trace_writer& writer, profiler_effects& effects) noexcept
         : writer_(writer), effects_(effects) {}
 
-    // The tree's nodes inserted since the last call, each after its parent; `on_node(id)` runs before each is
-    // written (a recorder that names frames as they appear writes the name there). Signal-safe if `on_node` is.
-    template <class OnNode>
-    void write_new_contexts(const context_tree& tree, OnNode&& on_node) {
-        for (; written_nodes_ < tree.size(); ++written_nodes_) {
-            const auto id = static_cast<context_id>(written_nodes_);
-            on_node(id);
-            writer_.append(context_symbol{id, tree.parent(id), tree.frame_of(id)});
-        }
-    }
+    // The tree's nodes inserted since the last call, each after its parent. Signal-safe.
     void write_new_contexts(const context_tree& tree) noexcept {
-        write_new_contexts(tree, [](context_id) noexcept {});
+        append_new_contexts(writer_, tree, written_nodes_, [](context_id) noexcept {});
     }
 
     // Hands `event` to the profiler (`deliver`) and records it: the memory read for it before, the watchpoint

@@ -110,13 +110,11 @@ public:
 
     // Tree nodes inserted since the last call (the workload captures contexts between events).
     void write_new_nodes(const context_tree& tree, trace_writer& writer) {
-        for (; written_nodes_ < tree.size(); ++written_nodes_) {
-            const auto id = static_cast<context_id>(written_nodes_);
+        append_new_contexts(writer, tree, written_nodes_, [&](context_id id) {
             const trace_frame_id frame = tree.frame_of(id);
             if (id != tree.root && named_frames_.insert(frame).second)
                 writer.append_frame(frame, naming_.frame ? naming_.frame(frame) : std::to_string(frame));
-            writer.append(context_symbol{id, tree.parent(id), frame});
-        }
+        });
     }
     void write_type(type_id type, trace_writer& writer) {
         if (type != no_type && named_types_.insert(type).second)
