@@ -9,8 +9,16 @@
 namespace ojx::hardware {
 
 void profiler_lock::lock() noexcept {
-    for (unsigned spins = 0; !try_lock(); ++spins) {
-        if (spins >= 64) sched_yield();
+    unsigned spins = 0;
+    while (!try_lock()) {
+        // Wait until the lock looks free before trying again: each failed exchange would take the cache line away
+        // from the holder. The holder may be a descheduled thread (or vCPU), so after a while give way to it.
+        while (held_.load(std::memory_order_relaxed)) {
+            if (++spins < 64)
+                __builtin_ia32_pause();
+            else
+                sched_yield();
+        }
     }
 }
 
