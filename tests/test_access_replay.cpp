@@ -157,6 +157,7 @@ struct policy_outcome {
     std::uint64_t comparisons = 0;
     bool estimated = false;
     bool covers_ratio = false;
+    bool measured_alpha = false; // the estimate had α comparisons
 };
 
 // Replays `trace` with `settings` and judges the estimate of context `site` against the trace's truth.
@@ -172,6 +173,7 @@ policy_outcome replay_with(const std::vector<std::byte>& trace, const replay::re
         const double ratio = truth.sites.at(site).largest_group_ratio;
         outcome.estimated = true;
         outcome.covers_ratio = c.estimate.omega <= ratio && ratio <= c.estimate.gamma;
+        outcome.measured_alpha = c.estimate.alpha_comparisons > 0;
     }
     return outcome;
 }
@@ -191,7 +193,8 @@ TEST_CASE("on the same inputs, policies differ as they should", "[replay][access
                                 .group_sizes = std::vector<std::uint32_t>(60, 1)};
     // Partial replicas: every object differs from the others in a few words, so X_N/X is 1/X, but most words
     // agree (θ high). Only a pair compared at two probes shows the differing words (α), which is what brings ω
-    // down: one slot cannot arm two probes of a pair, four can.
+    // down: one slot cannot arm two probes of a pair, four can. Without α evidence ω claims nothing (0), so
+    // both cover X_N/X; one slot by saying nothing, four by measuring α.
     const scenario partial{"partial replicas", {{.name = "partial", .object_size = 2048, .group_sizes = {100},
                                                  .differing_words = 6, .zero_fraction = 0.9}, control}};
     // Replicas in runs: each object equals the previous one with probability 0.95; random pairs rarely agree.
@@ -200,7 +203,7 @@ TEST_CASE("on the same inputs, policies differ as they should", "[replay][access
     const scenario runs{"runs", {{.name = "runs", .object_size = 1024, .repeat_probability = 0.95, .objects = 160},
                                  control}};
     std::uint64_t one_slot = 0, four_slots = 0, more_with_four = 0;
-    std::uint64_t partial_covered_one = 0, partial_covered_four = 0;
+    std::uint64_t partial_covered_one = 0, partial_covered_four = 0, alpha_measured_one = 0, alpha_measured_four = 0;
     std::uint64_t runs_covered_reservoir = 0, runs_covered_recent = 0;
     for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
         INFO("seed " << seed);
@@ -213,6 +216,8 @@ TEST_CASE("on the same inputs, policies differ as they should", "[replay][access
         more_with_four += four.comparisons > one.comparisons ? 1 : 0;
         partial_covered_one += one.covers_ratio ? 1 : 0;
         partial_covered_four += four.covers_ratio ? 1 : 0;
+        alpha_measured_one += one.measured_alpha ? 1 : 0;
+        alpha_measured_four += four.measured_alpha ? 1 : 0;
 
         const recorded_run r = record(runs, seed);
         const context_id runs_site = r.workload.allocation_contexts[0];
@@ -227,14 +232,21 @@ TEST_CASE("on the same inputs, policies differ as they should", "[replay][access
                 static_cast<unsigned long long>(partial_covered_one), static_cast<unsigned long long>(partial_covered_four),
                 static_cast<unsigned long long>(runs_covered_reservoir),
                 static_cast<unsigned long long>(runs_covered_recent));
+    std::printf("partial replicas: alpha measured with 1 slot in %llu seeds, with 4 slots in %llu\n",
+                static_cast<unsigned long long>(alpha_measured_one),
+                static_cast<unsigned long long>(alpha_measured_four));
     // Measured (seeds 1-16): 2457 vs 4984 comparisons, more with 4 slots in 16 of 16; partial replicas covered
-    // 0 of 16 with one slot, 16 of 16 with four; runs covered 16 of 16 with reservoir pairing, 2 of 16 with recent.
+    // 16 of 16 with one slot and with four (with α taken as 0 without evidence, one slot covered 0 of 16), α
+    // measured in 0 of 16 with one slot and 16 of 16 with four; runs covered 16 of 16 with reservoir pairing, 2 of
+    // 16 with recent.
     // Tolerances: half that margin on comparisons, and at least 13 of 16 (80 %) where a policy should cover, at
     // most 3 (resp. 6) of 16 where it should not.
     REQUIRE(four_slots * 2 >= one_slot * 3);
     REQUIRE(more_with_four >= 14);
     REQUIRE(partial_covered_four >= 13);
-    REQUIRE(partial_covered_one <= 3);
+    REQUIRE(partial_covered_one >= 13);
+    REQUIRE(alpha_measured_one <= 3);
+    REQUIRE(alpha_measured_four >= 13);
     REQUIRE(runs_covered_reservoir >= 13);
     REQUIRE(runs_covered_recent <= 6);
 }

@@ -14,7 +14,10 @@
 // per-source counts, and Wilson's interval is taken at the effective sample size that variance implies
 // (Kish's design effect). Where θ̂ is 0 or 1 the spread says nothing, and the number of sources is used.
 // ω and γ are reported with the intervals carried in: ω from the low end of θ and the high end of α, γ from
-// the high end of θ and the low end of α.
+// the high end of θ and the low end of α. Once comparisons have differed but no α evidence exists, α's interval
+// is [0, 1] and ω is 0: θ alone cannot tell identical objects from partial replicas that compare equal at most
+// places, and taking α as 0 there made ω ≈ θ overshoot a partial replica's largest group. Where nothing ever
+// differed, α is taken as 0 (ω = θ's low end): replicas the comparisons cannot tell apart count as replicas.
 // Record functions are signal-safe (fixed storage, no allocation).
 #pragma once
 
@@ -46,8 +49,8 @@ struct replica_estimate {
     double effective_comparisons = 0; // the sample size θ's interval is computed at
     double theta = 0;
     interval theta_ci;
-    double alpha = 0;
-    interval alpha_ci{0, 0};
+    double alpha = 0;    // 0 when alpha_comparisons is 0 (nothing measured)
+    interval alpha_ci;   // [0, 1] when alpha_comparisons is 0, [0, 0] if no comparison differed either
     std::uint64_t alpha_equal = 0;
     std::uint64_t alpha_comparisons = 0;
     double omega = 0; // lower bound on X_N/X, uncertainty carried in
@@ -120,10 +123,13 @@ inline replica_estimate estimate_replicas(std::uint64_t objects, const evidence_
     effective = std::clamp(effective, 1.0, static_cast<double>(n));
     e.effective_comparisons = effective;
     e.theta_ci = wilson_interval_fractional(e.theta, effective, z);
-    if (s.alpha_comparisons > 0) {
+    if (s.alpha_comparisons > 0)
         e.alpha = static_cast<double>(s.alpha_equal) / static_cast<double>(s.alpha_comparisons);
-        e.alpha_ci = wilson_interval(s.alpha_equal, s.alpha_comparisons, z);
-    }
+    // Wilson's interval at every count, [0, 1] at none: ω may be no tighter than the α evidence supports. Where
+    // no comparison ever differed there is no non-identical pair for α to describe, and it is taken as 0.
+    e.alpha_ci = s.different == 0 && s.alpha_comparisons == 0
+                     ? interval{0, 0}
+                     : wilson_interval(s.alpha_equal, s.alpha_comparisons, z);
     e.omega = lower_bound_factor(e.theta_ci.low, e.alpha_ci.high);
     e.gamma = upper_bound_factor(e.theta_ci.high, e.alpha_ci.low, objects);
     e.reported = n >= config.min_comparisons;
