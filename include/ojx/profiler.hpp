@@ -585,17 +585,17 @@ private:
         if (pool_.find(where)) return true; // already watched (another probe at the same offset)
         const auto placed = pool_.offer(where, p.width,
                                         watch_payload{state.context, source_serial, target.serial, p.value, p.digest, weight});
-        if (!placed.slot) {
+        if (!placed.placed()) {
             ++stats_.watch_declined;
             return false;
         }
         if (placed.evicted) {
             ++stats_.watch_evicted;
-            watchpoints_.disarm(*placed.slot);
+            watchpoints_.disarm(placed.slot);
         }
-        if (!watchpoints_.arm(*placed.slot, where, p.width)) {
+        if (!watchpoints_.arm(placed.slot, where, p.width)) {
             ++stats_.watch_arm_failures;
-            pool_.release(*placed.slot);
+            pool_.release(placed.slot);
             return false;
         }
         ++stats_.watch_armed;
