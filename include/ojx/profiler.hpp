@@ -384,21 +384,22 @@ private:
         std::uint32_t next_probe = 0;
     };
 
-    struct context_state {
+    // What every sample of the context reads fills the first cache line (hence the alignment); the rest after.
+    struct alignas(64) context_state {
         context_id context = no_context;
-        type_id type = no_type;
-        std::uint64_t objects = 0;
-        std::uint64_t bytes = 0;
-        context_allocations allocated;
+        std::uint32_t access_count = 0; // entries used in `accesses` (≤ 1024)
         std::uint64_t sampled_objects = 0; // distinct sampled objects offered to the pairing policy
         std::uint64_t last_paired_target = 0;
         std::uint64_t last_offered_serial = 0;
-        replica_evidence evidence;
         std::unique_ptr<std::uint64_t[]> remembered_serials; // 0: empty slot (serials start at 1)
         std::unique_ptr<remembered_object[]> remembered;
         std::unique_ptr<probe[]> probes; // remembered_objects × probes_per_object
         std::unique_ptr<context_report::access[]> accesses;
-        std::size_t access_count = 0; // entries used in `accesses`
+        type_id type = no_type;
+        std::uint64_t objects = 0;
+        std::uint64_t bytes = 0;
+        context_allocations allocated;
+        replica_evidence evidence;
     };
 
     // What one pass over a context's remembered serials finds for a sampled object.
@@ -472,7 +473,7 @@ private:
     void count_access(context_state& state, context_id access_context) noexcept {
         if (access_context == no_context) return;
         if (access_context < contexts_.size()) contexts_.metrics(access_context).samples += 1;
-        for (std::size_t i = 0; i < state.access_count; ++i) {
+        for (std::uint32_t i = 0; i < state.access_count; ++i) {
             if (state.accesses[i].context == access_context) {
                 ++state.accesses[i].samples;
                 return;
@@ -483,7 +484,7 @@ private:
             return;
         }
         std::size_t least = 0;
-        for (std::size_t i = 1; i < state.access_count; ++i)
+        for (std::uint32_t i = 1; i < state.access_count; ++i)
             if (state.accesses[i].samples < state.accesses[least].samples) least = i;
         state.accesses[least] = {access_context, state.accesses[least].samples + 1};
     }
