@@ -103,12 +103,14 @@ TEST_CASE("oldest-first replaces the slot armed longest ago and reports the evic
     watchpoint_pool<tag, oldest_first_replacement> pool(2, 1);
     pool.offer(0x10, 8, tag{0});
     pool.offer(0x18, 8, tag{1});
-    auto placed = pool.offer(0x20, 8, tag{2});
+    auto placed = pool.offer(0x20, 8, tag{2}); // slot 0 held tag 0
     REQUIRE(placed.slot == std::optional<std::size_t>{0});
-    REQUIRE(placed.evicted->payload.id == 0);
-    placed = pool.offer(0x28, 8, tag{3});
+    REQUIRE(placed.evicted);
+    REQUIRE(pool.at(0).payload.id == 2);
+    placed = pool.offer(0x28, 8, tag{3}); // slot 1 held tag 1
     REQUIRE(placed.slot == std::optional<std::size_t>{1});
-    REQUIRE(placed.evicted->payload.id == 1);
+    REQUIRE(placed.evicted);
+    REQUIRE(pool.at(1).payload.id == 3);
 }
 
 TEST_CASE("keep-armed never replaces") {

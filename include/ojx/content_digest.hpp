@@ -17,13 +17,20 @@ public:
         const auto* bytes = static_cast<const unsigned char*>(data);
         length_ += size;
         // Consecutive words go to four independent lanes, so their multiplies overlap instead of forming one
-        // dependency chain: a 64-byte window costs two rounds of latency, not eight.
-        while (size >= 32) {
-            std::uint64_t words[4];
-            std::memcpy(words, bytes, 32);
-            for (std::size_t i = 0; i < 4; ++i) mix(lanes_[(next_lane_ + i) % 4], words[i]);
-            bytes += 32;
-            size -= 32;
+        // dependency chain: a 64-byte window costs two rounds of latency, not eight. The lanes are taken into
+        // locals in the order the next words reach them: indexed by next_lane_ inside the loop, they stay in
+        // memory, and every multiply waits for a store and a reload.
+        if (size >= 32) {
+            std::uint64_t lane[4];
+            for (std::size_t i = 0; i < 4; ++i) lane[i] = lanes_[(next_lane_ + i) % 4];
+            do {
+                std::uint64_t words[4];
+                std::memcpy(words, bytes, 32);
+                for (std::size_t i = 0; i < 4; ++i) mix(lane[i], words[i]);
+                bytes += 32;
+                size -= 32;
+            } while (size >= 32);
+            for (std::size_t i = 0; i < 4; ++i) lanes_[(next_lane_ + i) % 4] = lane[i];
         }
         while (size >= 8) {
             std::uint64_t word;

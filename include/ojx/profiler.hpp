@@ -284,20 +284,20 @@ public:
         const std::uint64_t size = object.end - object.begin;
         const std::uint64_t offset = sample.effective_address - object.begin;
         const std::uint8_t width = clamp_width(sample.width, size - offset);
-        std::uint64_t digest = 0;
-        if (!window_digest(object.begin, size, offset, digest)) {
+        compared_window window;
+        if (!read_window(object.begin, size, offset, window)) {
             ++stats_.samples_unreadable;
             return;
         }
-        const probe sampled{offset, masked(sample.value, width), digest, width, sample.access_context};
+        const probe sampled{offset, masked(sample.value, width), 0, width, sample.access_context};
         if (state->last_paired_target != object.payload.serial) {
             state->last_paired_target = object.payload.serial;
             auto scan = scan_remembered<true>(*state, object.payload.serial);
             pair_with_earlier(*state, scan, object.payload, object.begin, size);
-            remember(*state, scan.own_slot, object.payload.serial, size, sampled);
+            remember(*state, scan.own_slot, object.payload.serial, size, sampled, window);
         } else {
             remember(*state, scan_remembered<false>(*state, object.payload.serial).own_slot, object.payload.serial,
-                     size, sampled);
+                     size, sampled, window);
         }
     }
 
@@ -323,12 +323,12 @@ public:
             return;
         }
         const std::uint64_t size = found.value.end - found.value.begin;
-        std::uint64_t digest = 0;
-        if (!window_digest(found.value.begin, size, watch.where - found.value.begin, digest)) {
+        compared_window window;
+        if (!read_window(found.value.begin, size, watch.where - found.value.begin, window)) {
             ++stats_.traps_stale;
             return;
         }
-        const bool equal = masked(trap.value, watch.width) == w.value && digest == w.digest;
+        const bool equal = masked(trap.value, watch.width) == w.value && window.digest() == w.digest;
         state->evidence.record(w.source_serial, w.target_serial, equal, w.weight);
         ++stats_.comparisons;
     }
@@ -384,21 +384,22 @@ private:
         std::uint32_t next_probe = 0;
     };
 
-    struct context_state {
+    // What every sample of the context reads fills the first cache line (hence the alignment); the rest after.
+    struct alignas(64) context_state {
         context_id context = no_context;
-        type_id type = no_type;
-        std::uint64_t objects = 0;
-        std::uint64_t bytes = 0;
-        context_allocations allocated;
+        std::uint32_t access_count = 0; // entries used in `accesses` (≤ 1024)
         std::uint64_t sampled_objects = 0; // distinct sampled objects offered to the pairing policy
         std::uint64_t last_paired_target = 0;
         std::uint64_t last_offered_serial = 0;
-        replica_evidence evidence;
         std::unique_ptr<std::uint64_t[]> remembered_serials; // 0: empty slot (serials start at 1)
         std::unique_ptr<remembered_object[]> remembered;
         std::unique_ptr<probe[]> probes; // remembered_objects × probes_per_object
         std::unique_ptr<context_report::access[]> accesses;
-        std::size_t access_count = 0; // entries used in `accesses`
+        type_id type = no_type;
+        std::uint64_t objects = 0;
+        std::uint64_t bytes = 0;
+        context_allocations allocated;
+        replica_evidence evidence;
     };
 
     // What one pass over a context's remembered serials finds for a sampled object.
@@ -406,6 +407,25 @@ private:
         std::array<std::uint8_t, 64> earlier; // slots holding objects older than it; remembered_objects ≤ 64
         std::size_t earlier_count = 0;
         std::size_t own_slot = 0; // its own slot; remembered_objects when it has none
+    };
+
+    // The compared window as read at a sample or a trap, and its digest (0 without a window). A sample whose probe
+    // is not kept never needs the digest, so it is computed when first asked for.
+    struct compared_window {
+        std::array<unsigned char, 256> bytes; // not cleared: only the `size` bytes read are looked at
+        std::size_t size = 0;
+        std::uint64_t digest_value = 0;
+        bool digested = true;
+
+        std::uint64_t digest() noexcept {
+            if (!digested) {
+                content_digest hash;
+                hash.update(bytes.data(), size);
+                digest_value = hash.value();
+                digested = true;
+            }
+            return digest_value;
+        }
     };
 
     struct watch_payload {
@@ -472,7 +492,7 @@ private:
     void count_access(context_state& state, context_id access_context) noexcept {
         if (access_context == no_context) return;
         if (access_context < contexts_.size()) contexts_.metrics(access_context).samples += 1;
-        for (std::size_t i = 0; i < state.access_count; ++i) {
+        for (std::uint32_t i = 0; i < state.access_count; ++i) {
             if (state.accesses[i].context == access_context) {
                 ++state.accesses[i].samples;
                 return;
@@ -483,30 +503,36 @@ private:
             return;
         }
         std::size_t least = 0;
-        for (std::size_t i = 1; i < state.access_count; ++i)
+        for (std::uint32_t i = 1; i < state.access_count; ++i)
             if (state.accesses[i].samples < state.accesses[least].samples) least = i;
         state.accesses[least] = {access_context, state.accesses[least].samples + 1};
     }
 
-    // Digest of the aligned window of `compare_window` bytes that holds `offset`, clipped to the object.
-    bool window_digest(address begin, std::uint64_t size, std::uint64_t offset, std::uint64_t& digest) noexcept {
-        digest = 0;
+    // Reads the aligned window of `compare_window` bytes that holds `offset`, clipped to the object, into
+    // `window`; false when the memory could not be read.
+    bool read_window(address begin, std::uint64_t size, std::uint64_t offset, compared_window& window) noexcept {
         if (config_.compare_window == 0) return true;
-        const std::uint64_t window = config_.compare_window;
+        const std::uint64_t width = config_.compare_window;
         // A 64-bit division costs more than the rest of the arithmetic here; windows are usually powers of two.
         // (Not std::has_single_bit: without -mpopcnt it is a library call.)
-        const bool power_of_two = (window & (window - 1)) == 0;
-        const std::uint64_t start = power_of_two ? offset & ~(window - 1) : offset / window * window;
-        const std::uint64_t end = std::min<std::uint64_t>(start + window, size);
+        const bool power_of_two = (width & (width - 1)) == 0;
+        const std::uint64_t start = power_of_two ? offset & ~(width - 1) : offset / width * width;
+        const std::uint64_t end = std::min<std::uint64_t>(start + width, size);
+        if (end - start <= window.bytes.size()) {
+            window.size = static_cast<std::size_t>(end - start);
+            if (!memory_.read(begin + start, window.bytes.data(), window.size)) return false;
+            window.digested = false;
+            return true;
+        }
+        // Longer than the buffer: digested piece by piece as it is read.
         content_digest hash;
-        std::array<unsigned char, 256> buffer;
         for (std::uint64_t at = start; at < end;) {
-            const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), end - at));
-            if (!memory_.read(begin + at, buffer.data(), chunk)) return false;
-            hash.update(buffer.data(), chunk);
+            const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(window.bytes.size(), end - at));
+            if (!memory_.read(begin + at, window.bytes.data(), chunk)) return false;
+            hash.update(window.bytes.data(), chunk);
             at += chunk;
         }
-        digest = hash.value();
+        window.digest_value = hash.value();
         return true;
     }
 
@@ -585,17 +611,17 @@ private:
         if (pool_.find(where)) return true; // already watched (another probe at the same offset)
         const auto placed = pool_.offer(where, p.width,
                                         watch_payload{state.context, source_serial, target.serial, p.value, p.digest, weight});
-        if (!placed.slot) {
+        if (!placed.placed()) {
             ++stats_.watch_declined;
             return false;
         }
         if (placed.evicted) {
             ++stats_.watch_evicted;
-            watchpoints_.disarm(*placed.slot);
+            watchpoints_.disarm(placed.slot);
         }
-        if (!watchpoints_.arm(*placed.slot, where, p.width)) {
+        if (!watchpoints_.arm(placed.slot, where, p.width)) {
             ++stats_.watch_arm_failures;
-            pool_.release(*placed.slot);
+            pool_.release(placed.slot);
             return false;
         }
         ++stats_.watch_armed;
@@ -603,8 +629,9 @@ private:
     }
 
     // `slot`: the object's slot among the remembered ones (see scan_remembered), remembered_objects when none.
-    void remember(context_state& state, std::size_t slot, std::uint64_t serial, std::uint64_t size,
-                  const probe& p) noexcept {
+    // The probe kept is `p` with the digest of `window`, computed only if it is kept.
+    void remember(context_state& state, std::size_t slot, std::uint64_t serial, std::uint64_t size, probe p,
+                  compared_window& window) noexcept {
         if (slot == config_.remembered_objects) {
             if (state.last_offered_serial == serial) return; // offered to the policy already and not kept
             state.last_offered_serial = serial;
@@ -615,6 +642,7 @@ private:
             state.remembered[slot] = remembered_object{size, 0, 0};
         }
         remembered_object& r = state.remembered[slot];
+        p.digest = window.digest();
         state.probes[slot * config_.probes_per_object + r.next_probe] = p;
         const auto probes_per_object = static_cast<std::uint32_t>(config_.probes_per_object);
         r.next_probe = r.next_probe + 1 == probes_per_object ? 0 : r.next_probe + 1;

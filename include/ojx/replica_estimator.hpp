@@ -26,6 +26,7 @@
 #include <algorithm>
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -163,7 +164,7 @@ public:
         (equal ? summary_.equal : summary_.different) += 1;
         summary_.weighted_total += weight;
         summary_.weighted_equal += equal ? weight : 0;
-        source_cluster& cluster = cluster_of(source);
+        cluster_sums& cluster = cluster_of(source);
         cluster.equal += equal ? weight : 0;
         cluster.total += weight;
         ++cluster.comparisons;
@@ -184,7 +185,7 @@ public:
     // Everything recorded so far, including the sources still open. Signal-safe.
     evidence_summary summary() const noexcept {
         evidence_summary s = summary_;
-        for (const source_cluster& cluster : clusters_)
+        for (const cluster_sums& cluster : cluster_sums_)
             if (cluster.comparisons > 0) fold(s, cluster);
         return s;
     }
@@ -204,15 +205,14 @@ private:
         bool used = false;
     };
 
-    struct source_cluster {
-        std::uint64_t source = 0;
+    // An open source's comparisons so far; its source and last use are kept apart (cluster_of).
+    struct cluster_sums {
         double equal = 0; // weighted
         double total = 0; // weighted
         std::uint64_t comparisons = 0;
-        std::uint64_t last_use = 0;
     };
 
-    static void fold(evidence_summary& s, const source_cluster& c) noexcept {
+    static void fold(evidence_summary& s, const cluster_sums& c) noexcept {
         const double e = c.equal;
         const double n = c.total;
         s.sources += 1;
@@ -224,24 +224,35 @@ private:
     // The open cluster of `source`; the least recently used one is closed (folded into the sums) to make room.
     // The profiler remembers fewer sources per context (16 by default) than this table holds, so a source that
     // comes back after being closed is rare, and would only make the interval slightly narrower than it should be.
-    source_cluster& cluster_of(std::uint64_t source) noexcept {
+    // Every comparison searches the table, so the sources and last uses it searches have arrays of their own
+    // (8 cache lines instead of the whole table's 20). A cluster is open iff its last use is not 0: the clock
+    // starts at 1, and an opened cluster is counted in at once.
+    cluster_sums& cluster_of(std::uint64_t source) noexcept {
         ++clock_;
-        source_cluster* victim = &clusters_[0];
-        for (source_cluster& cluster : clusters_) {
-            if (cluster.comparisons > 0 && cluster.source == source) {
-                cluster.last_use = clock_;
-                return cluster;
+        std::size_t victim = 0;
+        for (std::size_t i = 0; i < cluster_sources_.size(); ++i) {
+            if (cluster_last_use_[i] != 0 && cluster_sources_[i] == source) {
+                cluster_last_use_[i] = clock_;
+                return cluster_sums_[i];
             }
-            if (cluster.last_use < victim->last_use) victim = &cluster;
+            if (cluster_last_use_[i] < cluster_last_use_[victim]) victim = i;
         }
-        if (victim->comparisons > 0) fold(summary_, *victim);
-        *victim = source_cluster{source, 0, 0, 0, clock_};
-        return *victim;
+        if (cluster_sums_[victim].comparisons > 0) fold(summary_, cluster_sums_[victim]);
+        cluster_sources_[victim] = source;
+        cluster_last_use_[victim] = clock_;
+        cluster_sums_[victim] = cluster_sums{};
+        return cluster_sums_[victim];
     }
 
     pair_state& find_or_start(std::uint64_t source, std::uint64_t target) noexcept {
-        for (pair_state& pair : recent_pairs_)
-            if (pair.used && pair.source == source && pair.target == target) return pair;
+        // Every entry is compared, without a branch per entry: where the match lies varies from one comparison to
+        // the next, and an early exit mispredicts. Distinct used entries hold distinct pairs, so at most one matches.
+        unsigned matches = 0;
+        for (std::size_t i = 0; i < recent_pairs_.size(); ++i) {
+            const pair_state& pair = recent_pairs_[i];
+            matches |= static_cast<unsigned>(pair.used & (pair.source == source) & (pair.target == target)) << i;
+        }
+        if (matches != 0) return recent_pairs_[static_cast<std::size_t>(std::countr_zero(matches))];
         ++summary_.pairs;
         pair_state& slot = recent_pairs_[next_pair_slot_];
         next_pair_slot_ = (next_pair_slot_ + 1) % recent_pairs_.size();
@@ -249,8 +260,10 @@ private:
         return slot;
     }
 
-    evidence_summary summary_; // closed sources only; open ones are in clusters_
-    std::array<source_cluster, 32> clusters_{};
+    evidence_summary summary_; // closed sources only; open ones are in the clusters
+    std::array<std::uint64_t, 32> cluster_sources_{};
+    std::array<std::uint64_t, 32> cluster_last_use_{}; // 0: the cluster is not open
+    std::array<cluster_sums, 32> cluster_sums_{};
     std::uint64_t clock_ = 0;
     // Comparisons of one pair arrive close together (the watchpoints of one pair are armed at once), so a
     // short memory of recent pairs suffices and keeps the evidence bounded.

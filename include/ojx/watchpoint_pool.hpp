@@ -96,11 +96,16 @@ public:
         Payload payload{};
     };
 
-    // The outcome of offering a candidate: the slot it got (if any) and, when it took an armed slot, the
-    // watch it evicted (so the caller can disarm and count it).
+    // The outcome of offering a candidate: the slot it got (`declined`: none) and whether it took an armed slot
+    // (so the caller disarms and counts the watch evicted). Plain fields, not optionals: GCC keeps an optional in
+    // memory, built with partial stores that the caller reloads whole, a store-forwarding stall that cost the
+    // sample path more than the rest of the offer; so is copying out the evicted watch, which no caller needs.
     struct placement {
-        std::optional<std::size_t> slot;
-        std::optional<watch> evicted;
+        static constexpr std::size_t declined = ~std::size_t{0};
+        std::size_t slot = declined;
+        bool evicted = false;
+
+        bool placed() const noexcept { return slot != declined; }
     };
 
     explicit watchpoint_pool(std::size_t slot_count, std::uint64_t seed = 1, Policy policy = {}) noexcept
@@ -122,20 +127,18 @@ public:
         std::optional<std::size_t> slot;
         for (std::size_t i = 0; i < slot_count_ && !slot; ++i)
             if (!armed_[i]) slot = i;
-        // No `placement` built up front: GCC clears all of it with `rep stos`, which costs more than declining.
-        std::optional<watch> evicted;
+        const bool evicted = !slot;
         if (slot) {
             history_[*slot].competitors = 0;
         } else {
             slot = policy_.choose_victim(std::span<slot_history>(history_.data(), slot_count_), rng_);
             if (!slot) return {};
-            evicted = watches_[*slot];
         }
         watches_[*slot] = watch{where, width, payload};
         armed_[*slot] = true;
         history_[*slot].armed_at = ++arm_sequence_;
         if (history_[*slot].competitors == 0) history_[*slot].competitors = 1;
-        return {slot, evicted};
+        return {*slot, evicted};
     }
 
     // Frees a slot (the watchpoint fired, or its object died). Returns what it watched. Signal-safe.
