@@ -1,0 +1,119 @@
+// What one tracked allocation and free cost: a single thread keeps `--live` blocks of 1–4 KiB and replaces a
+// random one `--pairs` times per round (a malloc and a free of blocks at or above the native agent's default
+// threshold), each malloc from one of `--sites` call sites `--depth` frames deep, as a program's allocations are.
+// `--evict KIB` streams through that much memory between two replacements, so that the allocator's and the
+// agent's data are out of the caches as they are in a real program (overhead_workload reads 1 MiB between two).
+// It prints the median CPU time per replacement (the streaming included) over `--rounds` rounds; run under
+// LD_PRELOAD=libojxpreload.so and without it, the difference is what the agent adds per tracked malloc+free
+// (bench/allocation_cost.py does that).
+//
+//   allocation_cost [--pairs N] [--rounds N] [--live N] [--depth N] [--sites N] [--evict KIB]
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+struct settings {
+    long pairs = 20000;
+    int rounds = 15;
+    std::size_t live = 256;
+    int depth = 12;
+    unsigned sites = 4;
+    std::size_t evict_kib = 0;
+};
+
+std::uint64_t next(std::uint64_t& state) {
+    state += 0x9E3779B97F4A7C15ULL;
+    std::uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+double thread_cpu_ns() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
+}
+
+// The allocation sites: one noinline function each, so that each has its own return address.
+template <unsigned site>
+[[gnu::noinline]] void* allocate_at(std::size_t size) {
+    void* block = std::malloc(size);
+    std::memset(block, static_cast<int>(site), 64); // touched, as a program touches what it allocates
+    return block;
+}
+using allocate_function = void* (*)(std::size_t);
+constexpr allocate_function sites_table[] = {allocate_at<0>, allocate_at<1>, allocate_at<2>, allocate_at<3>,
+                                             allocate_at<4>, allocate_at<5>, allocate_at<6>, allocate_at<7>};
+
+// `depth` frames of calls above the allocation site (noinline, and not a tail call: the result is used).
+[[gnu::noinline]] void* allocate_below(int depth, unsigned site, std::size_t size) {
+    if (depth <= 0) return sites_table[site](size);
+    void* block = allocate_below(depth - 1, site, size);
+    __asm__ __volatile__("" : : "r"(block) : "memory");
+    return block;
+}
+
+std::uint64_t stream(const std::vector<std::uint64_t>& memory) {
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < memory.size(); i += 8) sum += memory[i]; // one word a cache line
+    return sum;
+}
+
+bool parse(int argc, char** argv, settings& s) {
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string_view name = argv[i];
+        const long value = std::strtol(argv[i + 1], nullptr, 10);
+        if (value < 0) return false;
+        if (name == "--pairs") s.pairs = value;
+        else if (name == "--rounds") s.rounds = static_cast<int>(value);
+        else if (name == "--live") s.live = static_cast<std::size_t>(value);
+        else if (name == "--depth") s.depth = static_cast<int>(value);
+        else if (name == "--sites") s.sites = static_cast<unsigned>(value);
+        else if (name == "--evict") s.evict_kib = static_cast<std::size_t>(value);
+        else return false;
+    }
+    return argc % 2 == 1 && s.pairs > 0 && s.rounds > 0 && s.live > 0 && s.sites >= 1 &&
+           s.sites <= std::size(sites_table);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    settings s;
+    if (!parse(argc, argv, s)) {
+        std::fprintf(stderr, "usage: allocation_cost [--pairs N] [--rounds N] [--live N] [--depth N] [--sites 1-8] "
+                             "[--evict KIB]\n");
+        return 2;
+    }
+    std::uint64_t random = 1;
+    const auto size_of_next = [&] { return 1024 + next(random) % 3073; }; // 1–4 KiB
+    std::vector<void*> live(s.live);
+    for (void*& block : live) block = allocate_below(s.depth, static_cast<unsigned>(next(random) % s.sites), size_of_next());
+    std::vector<std::uint64_t> evict(s.evict_kib * 1024 / sizeof(std::uint64_t), 1);
+    std::uint64_t sink = 0;
+    std::vector<double> per_pair;
+    for (int round = -1; round < s.rounds; ++round) { // round -1 warms up
+        const double start = thread_cpu_ns();
+        for (long pair = 0; pair < s.pairs; ++pair) {
+            if (!evict.empty()) sink += stream(evict);
+            void*& victim = live[next(random) % s.live];
+            std::free(victim);
+            victim = allocate_below(s.depth, static_cast<unsigned>(next(random) % s.sites), size_of_next());
+        }
+        if (round >= 0) per_pair.push_back((thread_cpu_ns() - start) / static_cast<double>(s.pairs));
+    }
+    for (void* block : live) std::free(block);
+    std::sort(per_pair.begin(), per_pair.end());
+    std::printf("%.1f ns per malloc+free (median of %d rounds of %ld; min %.1f, max %.1f)%s\n",
+                per_pair[per_pair.size() / 2], s.rounds, s.pairs, per_pair.front(), per_pair.back(),
+                sink == 42 ? " " : "");
+    return 0;
+}
