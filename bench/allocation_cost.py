@@ -74,7 +74,7 @@ def main(argv):
                 times[name].append(per_pair_ns(command, env))
             print(f"run {run + 1}: " + ", ".join(f"{name} {times[name][-1]:.0f}" for name, _ in configurations),
                   flush=True)
-    print(f"{' '.join(harness_args) or 'defaults'}; ns of CPU per malloc+free, median of {runs} runs [range]; "
+    print(f"{' '.join(harness_args) or 'defaults'}; ns per malloc+free, median of {runs} runs [range]; "
           "added: median of the per-run differences to plain [range]:")
     for name, _ in configurations:
         added = ""
