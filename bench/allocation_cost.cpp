@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string_view>
 #include <vector>
 
@@ -29,14 +30,6 @@ struct settings {
     unsigned sites = 4;
     std::size_t evict_kib = 0;
 };
-
-std::uint64_t next(std::uint64_t& state) {
-    state += 0x9E3779B97F4A7C15ULL;
-    std::uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
 
 // The allocation sites: one noinline function each, so that each has its own return address.
 template <unsigned site>
@@ -89,10 +82,11 @@ int main(int argc, char** argv) {
                              "[--evict KIB]\n");
         return 2;
     }
-    std::uint64_t random = 1;
-    const auto size_of_next = [&] { return 1024 + next(random) % 3073; }; // 1–4 KiB
+    std::mt19937_64 random(1); // drawn outside the timed windows
+    const auto size_of_next = [&] { return 1024 + random() % 3073; }; // 1–4 KiB
     std::vector<void*> live(s.live);
-    for (void*& block : live) block = allocate_below(s.depth, static_cast<unsigned>(next(random) % s.sites), size_of_next());
+    for (void*& block : live)
+        block = allocate_below(s.depth, static_cast<unsigned>(random() % s.sites), size_of_next());
     std::vector<std::uint64_t> evict(s.evict_kib * 1024 / sizeof(std::uint64_t), 1);
     std::uint64_t sink = 0;
     std::vector<double> per_pair;
@@ -100,8 +94,8 @@ int main(int argc, char** argv) {
     for (int round = -1; round < s.rounds; ++round) { // round -1 warms up
         for (double& duration : durations) {
             if (!evict.empty()) sink += stream(evict);
-            void*& victim = live[next(random) % s.live];
-            const unsigned site = static_cast<unsigned>(next(random) % s.sites);
+            void*& victim = live[random() % s.live];
+            const unsigned site = static_cast<unsigned>(random() % s.sites);
             const std::size_t size = size_of_next();
             const auto start = std::chrono::steady_clock::now();
             std::free(victim);
