@@ -10,6 +10,7 @@
 // A profiler must never take the program down: bad options print a message and the program runs unprofiled;
 // hooks re-entered from inside the agent (the profiler allocating, the unwinder, the symbolizer) go straight to
 // the C library.
+#include "ojx/context_path_cache.hpp"
 #include "ojx/hardware/agent_options.hpp"
 #include "ojx/hardware/profiling_session.hpp"
 #include "ojx/hardware/symbolizer.hpp"
@@ -108,14 +109,24 @@ std::size_t unwind_callers(std::uint64_t (&frames)[max_frames]) {
     return count;
 }
 
+// This thread's recent allocation stacks and their context-tree nodes: a program allocates from a few stacks
+// over and over, and a repeated stack then costs a comparison instead of a walk down the tree (a hash probe per
+// frame, each a cache miss once the program has evicted the tree). The agent has one session and one tree.
+// Initial-exec, as in_agent: the agent is preloaded, so its TLS is in the static block, reached without a call.
+[[gnu::tls_model("initial-exec")]] constinit thread_local context_path_cache<max_frames> recent_stacks;
+
 void track(void* pointer, std::size_t size, allocator kind) {
     if (pointer == nullptr || in_agent || !active.load(std::memory_order_acquire)) return;
     if (size < the_agent->settings.session.profiler.min_object_size) return;
     const agent_scope scope;
     std::uint64_t frames[max_frames];
-    const std::size_t count = unwind_callers(frames);
-    the_agent->session.on_allocation(reinterpret_cast<address>(pointer), size,
-                                     std::span<const std::uint64_t>(frames, count), kind);
+    const std::span<const std::uint64_t> stack(frames, unwind_callers(frames));
+    context_id context = recent_stacks.find(stack);
+    if (context == no_context) {
+        context = the_agent->session.allocation_context(stack);
+        recent_stacks.remember(stack, context);
+    }
+    the_agent->session.on_allocation(reinterpret_cast<address>(pointer), size, context, kind);
 }
 
 void untrack(void* pointer) {

@@ -278,8 +278,10 @@ public:
         if (!find_cell(begin, cell) || cell.begin != begin) {
             return false;
         }
-        victims_.assign(1, cell);
-        commit(nullptr);
+        if (!erase_in_place(cell)) {
+            victims_.assign(1, cell);
+            commit(nullptr);
+        }
         return true;
     }
 
@@ -897,6 +899,85 @@ private:
             }
             plans_.push_back({start, length, first});
         }
+    }
+
+    // The objects erase_in_place takes: those of at most this many cells (all but the largest of a level).
+    static constexpr std::uint64_t in_place_granules = 4;
+
+    // Removes the object v (a free: the common update) without planning: each of its cells is deleted by backward
+    // shift (Knuth's algorithm R), every later cell of the run moving back into the hole unless its home lies
+    // between the hole and it. That needs each such cell's home, which a cell (it carries no key) tells only when
+    // exactly one granule of its object has its home in the run up to the cell. When some cell of the runs
+    // involved does not (an object with two granules homed in one run: rare), or v has many cells, nothing changes
+    // and the answer is false: plan_removal handles every case. No allocation; one update, as commit's.
+    bool erase_in_place(const raw_cell& v) noexcept {
+        table& t = *current_;
+        const unsigned k = level_of(v.end - v.begin);
+        const unsigned s = shift(k);
+        const std::uint64_t first = v.begin >> s;
+        const std::uint64_t granules = ((v.end - 1) >> s) - first + 1;
+        if (granules > in_place_granules) {
+            return false;
+        }
+        std::array<std::size_t, in_place_granules> run_starts{};
+        for (std::uint64_t n = 0; n < granules; ++n) {
+            std::size_t start = interval_map_detail::home(k, first + n, t.hash_shift);
+            while (occupied(t, (start - 1) & t.mask)) {
+                start = (start - 1) & t.mask;
+            }
+            run_starts[n] = start;
+            for (std::size_t i = start; occupied(t, i); i = (i + 1) & t.mask) {
+                if (home_in_run(t, load_cell(t, i), start, i) == no_home) {
+                    return false;
+                }
+            }
+        }
+        write_begin();
+        for (std::uint64_t n = 0; n < granules; ++n) {
+            std::size_t hole = interval_map_detail::home(k, first + n, t.hash_shift);
+            while (begin_at(t, hole) != v.begin) { // the granule's cell: reachable from its home, alone in its run
+                hole = (hole + 1) & t.mask;
+            }
+            for (std::size_t j = (hole + 1) & t.mask; occupied(t, j); j = (j + 1) & t.mask) {
+                const raw_cell c = load_cell(t, j);
+                // Cells only move back, and never before their home, so the home found in the whole original run
+                // is still the only one.
+                const std::size_t h = home_in_run(t, c, run_starts[n], j);
+                if (((j - h) & t.mask) < ((j - hole) & t.mask)) {
+                    continue; // its home lies in (hole, j]: it must stay past the hole
+                }
+                store_cell(t, hole, c);
+                hole = j;
+            }
+            store_cell(t, hole, raw_cell{});
+        }
+        account(v, false);
+        level_mask_.store(wmask_, interval_map_detail::data_store);
+        write_end();
+        return true;
+    }
+
+    static constexpr std::size_t no_home = std::numeric_limits<std::size_t>::max();
+
+    // The home of cell c at `position` in the run that starts at `start`: that of the one granule of c's object
+    // whose home lies in [start, position]; no_home when several do (an object's cells are identical, so which
+    // granule this one stands for is then unknown).
+    [[nodiscard]] std::size_t home_in_run(const table& t, const raw_cell& c, std::size_t start,
+                                          std::size_t position) const noexcept {
+        const unsigned k = level_of(c.end - c.begin);
+        const unsigned s = shift(k);
+        const std::size_t span = (position - start) & t.mask;
+        std::size_t found = no_home;
+        for (std::uint64_t g = c.begin >> s; g <= (c.end - 1) >> s; ++g) {
+            const std::size_t h = interval_map_detail::home(k, g, t.hash_shift);
+            if (((h - start) & t.mask) <= span) {
+                if (found != no_home) {
+                    return no_home;
+                }
+                found = h;
+            }
+        }
+        return found;
     }
 
     // Grows the table (doubling) until `cells` cells fit under the load limit. The new table is filled while

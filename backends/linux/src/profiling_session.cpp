@@ -125,15 +125,41 @@ void profiling_session::detach_current_thread() noexcept {
 std::optional<object_info> profiling_session::on_allocation(address begin, std::uint64_t size,
                                                            std::span<const std::uint64_t> frames, type_id type,
                                                            const allocation_shape& shape) {
+    allocation_event allocation{recording_thread(), begin, size, no_context, type, shape};
+    const guard locked(lock_);
+    allocation.context = insert_allocation_context(frames);
+    return handle_allocation(allocation);
+}
+
+std::optional<object_info> profiling_session::on_allocation(address begin, std::uint64_t size, context_id context,
+                                                           type_id type, const allocation_shape& shape) {
+    const allocation_event allocation{recording_thread(), begin, size, context, type, shape};
+    const guard locked(lock_);
+    return handle_allocation(allocation);
+}
+
+context_id profiling_session::allocation_context(std::span<const std::uint64_t> frames) {
+    const guard locked(lock_);
+    return insert_allocation_context(frames);
+}
+
+trace_thread_id profiling_session::recording_thread() const noexcept {
+    return recording_ ? static_cast<trace_thread_id>(current_tid()) : 0;
+}
+
+context_id profiling_session::insert_allocation_context(std::span<const std::uint64_t> frames) noexcept {
     std::uint64_t root_first[max_frames];
     const std::size_t depth = std::min(frames.size(), max_frames);
     std::reverse_copy(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(depth), root_first);
-    const trace_thread_id thread = recording_ ? static_cast<trace_thread_id>(current_tid()) : 0;
-    const guard locked(lock_);
-    const context_id context = profiler_->contexts().insert_path(std::span<const std::uint64_t>(root_first, depth));
+    return profiler_->contexts().insert_path(std::span<const std::uint64_t>(root_first, depth));
+}
+
+std::optional<object_info> profiling_session::handle_allocation(const allocation_event& allocation) {
     std::optional<object_info> tracked;
-    handle([&] { tracked = profiler_->on_allocation(begin, size, context, type, shape); },
-           allocation_event{thread, begin, size, context, type, shape});
+    handle([&] {
+        tracked = profiler_->on_allocation(allocation.where, allocation.size, allocation.context, allocation.type,
+                                           allocation.shape);
+    }, allocation);
     return tracked;
 }
 

@@ -125,6 +125,13 @@ public:
     // Returns the profiler's record of it, or nothing when it is not tracked.
     std::optional<object_info> on_allocation(address begin, std::uint64_t size, std::span<const std::uint64_t> frames,
                                              type_id type, const allocation_shape& shape = {});
+    // The same, for an allocation context already in the tree (from allocation_context): an agent that remembers
+    // the contexts of its stacks (ojx/context_path_cache.hpp) skips the tree walk.
+    std::optional<object_info> on_allocation(address begin, std::uint64_t size, context_id context, type_id type,
+                                             const allocation_shape& shape = {});
+    // The context-tree node of the allocation stack `frames` (leaf first), inserted if new; no_context when the
+    // tree is full. Node ids are stable for the session's life. Not signal-safe (may wait).
+    context_id allocation_context(std::span<const std::uint64_t> frames);
     void on_free(address begin);
     void on_move(address from, address to);
     void on_gc_start();
@@ -208,6 +215,11 @@ private:
             handle([&]() noexcept { profiler_->on_trap(trap); }, trap);
         }
     }
+    // The thread an event is recorded as (a system call: outside the lock), 0 when not recording.
+    trace_thread_id recording_thread() const noexcept;
+    // With the lock held: the tree node of the allocation stack `frames` (leaf first), and the allocation itself.
+    context_id insert_allocation_context(std::span<const std::uint64_t> frames) noexcept;
+    std::optional<object_info> handle_allocation(const allocation_event& allocation);
     // Signal-safe, with the lock held: the access context of the interrupted code.
     context_id access_context(const ucontext_t& context) noexcept;
 
