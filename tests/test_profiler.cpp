@@ -320,6 +320,19 @@ TEST_CASE("no companion probe without the option, nor for an object of one compa
     REQUIRE(one_window.prof.stats().companion_probes == 0);
 }
 
+TEST_CASE("an emulated session turns the companion probe on where pairs are compared at the sample") {
+    for (const auto trigger : {watch_trigger::at_sample, watch_trigger::loads_and_stores}) {
+        session_config config;
+        config.heap_bytes = 1 << 20;
+        config.trigger = trigger;
+        session<> s(config);
+        REQUIRE(s.prof.config().companion_probe == (trigger == watch_trigger::at_sample));
+        config.profiler.companion_probe = false;
+        session<> off(config);
+        REQUIRE(off.prof.config().companion_probe == false);
+    }
+}
+
 TEST_CASE("objects of different sizes count as different without a watchpoint") {
     fixture f;
     const address a = f.allocate(256, f.context, 1000);
