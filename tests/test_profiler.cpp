@@ -69,6 +69,12 @@ struct fixture {
                                      use_context});
     }
 
+    // A load traps every armed watchpoint, in slot order.
+    void trap_every_armed() {
+        for (std::size_t slot = 0; slot < watchpoints.slot_count(); ++slot)
+            if (const auto watched = watchpoints.watched(slot)) trap_at(watched->watched);
+    }
+
     synthetic_heap heap{1 << 20};
     emulated_watchpoints watchpoints{4};
     test_profiler prof;
@@ -277,8 +283,7 @@ TEST_CASE("the companion probe keeps what the object held when it was remembered
     // a changes everywhere after it was remembered; b still holds what a held, so both places compare equal.
     for (address off = 0; off < 256; off += 8) f.heap.store(a + off, 8, 0xdead);
     f.sample(b + 8);
-    for (std::size_t slot = 0; slot < f.watchpoints.slot_count(); ++slot)
-        if (const auto watched = f.watchpoints.watched(slot)) f.trap_at(watched->watched);
+    f.trap_every_armed();
     const auto summary = f.prof.evidence(f.context)->summary();
     REQUIRE(summary.equal == 2);
     REQUIRE(summary.different == 0);
@@ -292,8 +297,7 @@ TEST_CASE("a pair that differs at one place and is compared at another gives alp
     f.sample(b + 8);
     // The sampled place first: the comparison after the first difference is α's.
     f.trap_at(b + 64);
-    for (std::size_t slot = 0; slot < f.watchpoints.slot_count(); ++slot)
-        if (const auto watched = f.watchpoints.watched(slot)) f.trap_at(watched->watched);
+    f.trap_every_armed();
     const auto summary = f.prof.evidence(f.context)->summary();
     REQUIRE(summary.different == 1);
     REQUIRE(summary.equal == 1);
