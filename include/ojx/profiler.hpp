@@ -99,8 +99,7 @@ struct profiler_stats {
     std::uint64_t samples_busy = 0;       // object map was being updated by the interrupted thread
     std::uint64_t samples_stores_ignored = 0;
     std::uint64_t samples_unreadable = 0; // the object's memory could not be read for the digest
-    std::uint64_t companion_probes = 0;   // second probes read when an object was first remembered
-    std::uint64_t companion_probes_unreadable = 0;
+    std::uint64_t companion_probes = 0;   // second probes kept when an object was first remembered
     std::uint64_t pairs = 0;
     std::uint64_t size_mismatches = 0;
     std::uint64_t watch_requests = 0;
@@ -676,8 +675,9 @@ private:
     }
 
     // Signal-safe (reads through the memory policy, which is fault-safe). A second probe of the object
-    // [begin, begin + size), read now: a word-aligned word (8 bytes, fewer at the end) in a compared window other
-    // than the sampled probe's, chosen uniformly among the object's other windows. α is P(equal | the objects are
+    // [begin, begin + size), read now: a word (8 bytes at an 8-byte step from its window's start, fewer at the
+    // window's end: word-aligned for the usual windows) in a compared window other than the sampled probe's,
+    // chosen uniformly among the object's other windows. α is P(equal | the objects are
     // not identical) at a place compared; it is measured by the comparisons a pair makes after its first
     // difference, so they must be at places that do not depend on where the pair happened to be equal or
     // different. Another word of the sampled window would share its digest and differ whenever the first did
@@ -694,19 +694,15 @@ private:
         const std::uint64_t end = std::min(start + unit, size);
         const std::uint64_t offset = start + 8 * rng_.below((end - start + 7) / 8);
         const std::uint8_t width = clamp_width(8, end - offset);
-        ++stats_.companion_probes;
         compared_window window;
+        if (!read_window(begin, size, offset, window)) return false;
         std::uint64_t value = 0;
-        bool read = read_window(begin, size, offset, window);
         // The word lies inside its window: when the window was read whole, the word came with it (one read).
-        if (read && window.size != 0)
+        if (window.size != 0)
             std::memcpy(&value, window.bytes.data() + (offset - start), width);
-        else if (read)
-            read = memory_.read(begin + offset, &value, width);
-        if (!read) {
-            ++stats_.companion_probes_unreadable;
+        else if (!memory_.read(begin + offset, &value, width))
             return false;
-        }
+        ++stats_.companion_probes;
         companion = probe{offset, value, window.digest(), width, sampled.access_context};
         return true;
     }
