@@ -28,7 +28,8 @@ struct setup {
     // runs once per object; 8: a program scanning each object, as the paper's case studies do).
     setup(std::size_t objects, std::size_t contexts, std::size_t window, std::size_t samples_per_object = 1,
           watch_trigger trigger = watch_trigger::loads_and_stores)
-        : heap(objects * 1024 + (1 << 20)), watchpoints(4, trigger), prof(make_config(window), watchpoints, heap) {
+        : heap(objects * 1024 + (1 << 20)), watchpoints(4, trigger),
+          prof(resolved_for_backend(make_config(window), trigger == watch_trigger::at_sample), watchpoints, heap) {
         std::vector<context_id> ids;
         for (std::size_t c = 0; c < contexts; ++c) {
             const std::uint64_t path[] = {1, 100 + c};
@@ -92,6 +93,7 @@ BENCHMARK(BM_sample_path)
 // trap): each sample that arms a watchpoint is followed by its comparison, which frees the slot again. So pairing
 // arms on every sample that finds a pair, and the estimator is updated: the whole per-sample cost. (In
 // BM_sample_path no trap ever comes, the slots stay taken, and the replacement policy declines nearly every offer.)
+// As in a real session compared at the sample, each newly remembered object also gets its companion probe.
 void BM_sample_path_compared(benchmark::State& state) {
     setup s(static_cast<std::size_t>(state.range(0)), 64, static_cast<std::size_t>(state.range(1)),
             static_cast<std::size_t>(state.range(2)), watch_trigger::at_sample);

@@ -7,6 +7,7 @@
 #include "ojx/emulation/session.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace ojx::testing {
@@ -22,6 +23,7 @@ struct run_settings {
     std::uint32_t collect_every = 0;
     std::size_t control_objects = 100;
     emulation::watch_trigger trigger = emulation::watch_trigger::loads_and_stores;
+    std::optional<bool> companion_probe; // unset: as the session decides (on at the sample)
 };
 
 template <class Pairing = reservoir_pairing>
@@ -37,6 +39,7 @@ shape_run run_shape(const emulation::context_shape& shape, std::uint64_t seed, c
     config.heap_bytes = std::size_t{4} << 20;
     config.profiler.context_tree_capacity = 1024;
     config.trigger = settings.trigger;
+    config.profiler.companion_probe = settings.companion_probe;
     session<policies<reservoir_replacement, Pairing>> s(config);
     const auto result = run_workload(s.machine, s.prof.contexts(), shapes,
                                      {.seed = seed, .compare_window = settings.compare_window,

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <sstream>
 
 using namespace ojx;
@@ -66,6 +67,12 @@ struct fixture {
         REQUIRE(hit);
         prof.on_trap(watchpoint_trap{hit->slot, hit->watched, heap.load(hit->watched, 8), 8, kind, 0x400010, 1,
                                      use_context});
+    }
+
+    // A load traps every armed watchpoint, in slot order.
+    void trap_every_armed() {
+        for (std::size_t slot = 0; slot < watchpoints.slot_count(); ++slot)
+            if (const auto watched = watchpoints.watched(slot)) trap_at(watched->watched);
     }
 
     synthetic_heap heap{1 << 20};
@@ -224,6 +231,110 @@ TEST_CASE("a collection with known survivors rebuilds the map: objects swap plac
     f.sample(a + 8);
     REQUIRE(f.watchpoints.armed_count() == 0);
     REQUIRE(f.prof.stats().samples_untracked == 0);
+}
+
+namespace {
+
+profiler_config companion_config(std::uint64_t seed) {
+    auto config = fixture::small_config();
+    config.compare_window = 64;
+    config.probes_per_pair = 2;
+    config.companion_probe = true;
+    config.seed = seed;
+    return config;
+}
+
+} // namespace
+
+TEST_CASE("a companion probe: a second place in another window, read when the object is first remembered") {
+    // 256-byte objects: windows 0..3; the sample falls in window 1 (+64). Over seeds the companion lands in each
+    // of the other windows, word-aligned, and never in the sampled one.
+    std::array<int, 4> per_window{};
+    for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+        fixture f(companion_config(seed));
+        const auto [a, b] = f.two_objects(1000, 1000);
+        f.sample(a + 64);
+        REQUIRE(f.prof.stats().companion_probes == 1);
+        REQUIRE(f.watchpoints.armed_count() == 0);
+        f.sample(b + 8);
+        REQUIRE(f.watchpoints.armed_count() == 2);
+        REQUIRE(f.watchpoints.check(b + 64, 8, false)); // the sampled place
+        REQUIRE(f.prof.stats().companion_probes == 2);  // b was remembered too (it may pair with a later object)
+        for (std::size_t slot = 0; slot < f.watchpoints.slot_count(); ++slot) {
+            const auto watched = f.watchpoints.watched(slot);
+            if (!watched || watched->watched == b + 64) continue;
+            const address offset = watched->watched - b;
+            REQUIRE(offset % 8 == 0);
+            REQUIRE(offset + watched->width <= 256);
+            REQUIRE(watched->width == 8);
+            REQUIRE(offset / 64 != 1);
+            ++per_window[offset / 64];
+        }
+    }
+    CHECK(per_window[1] == 0);
+    CHECK(per_window[0] + per_window[2] + per_window[3] == 60);
+    for (const std::size_t w : {0, 2, 3}) CHECK(per_window[w] >= 8); // uniform: 20 expected each
+}
+
+TEST_CASE("the companion probe keeps what the object held when it was remembered, and both places compare") {
+    fixture f(companion_config(3));
+    const auto [a, b] = f.two_objects(1000, 1000);
+    f.sample(a + 64);
+    // a changes everywhere after it was remembered; b still holds what a held, so both places compare equal.
+    for (address off = 0; off < 256; off += 8) f.heap.store(a + off, 8, 0xdead);
+    f.sample(b + 8);
+    f.trap_every_armed();
+    const auto summary = f.prof.evidence(f.context)->summary();
+    REQUIRE(summary.equal == 2);
+    REQUIRE(summary.different == 0);
+}
+
+TEST_CASE("a pair that differs at one place and is compared at another gives alpha its evidence") {
+    fixture f(companion_config(5));
+    const auto [a, b] = f.two_objects(1000, 1000);
+    f.sample(a + 64);
+    f.heap.store(b + 64, 8, 0xbad); // the sampled place differs, the companion's window does not
+    f.sample(b + 8);
+    // The sampled place first: the comparison after the first difference is α's.
+    f.trap_at(b + 64);
+    f.trap_every_armed();
+    const auto summary = f.prof.evidence(f.context)->summary();
+    REQUIRE(summary.different == 1);
+    REQUIRE(summary.equal == 1);
+    REQUIRE(summary.alpha_comparisons == 1);
+    REQUIRE(summary.alpha_equal == 1);
+}
+
+TEST_CASE("no companion probe without the option, nor for an object of one compared window") {
+    auto config = companion_config(1);
+    config.companion_probe = false;
+    fixture off(config);
+    const auto [a, b] = off.two_objects(1000, 1000);
+    off.sample(a + 64);
+    off.sample(b + 8);
+    REQUIRE(off.watchpoints.armed_count() == 1);
+    REQUIRE(off.prof.stats().companion_probes == 0);
+
+    fixture one_window(companion_config(1));
+    const address c = one_window.allocate(64, one_window.context, 1000);
+    const address d = one_window.allocate(64, one_window.context, 1000);
+    one_window.sample(c + 16);
+    one_window.sample(d + 8);
+    REQUIRE(one_window.watchpoints.armed_count() == 1);
+    REQUIRE(one_window.prof.stats().companion_probes == 0);
+}
+
+TEST_CASE("an emulated session turns the companion probe on where pairs are compared at the sample") {
+    for (const auto trigger : {watch_trigger::at_sample, watch_trigger::loads_and_stores}) {
+        session_config config;
+        config.heap_bytes = 1 << 20;
+        config.trigger = trigger;
+        session<> s(config);
+        REQUIRE(s.prof.config().companion_probe == (trigger == watch_trigger::at_sample));
+        config.profiler.companion_probe = false;
+        session<> off(config);
+        REQUIRE(off.prof.config().companion_probe == false);
+    }
 }
 
 TEST_CASE("objects of different sizes count as different without a watchpoint") {

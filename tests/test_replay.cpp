@@ -56,6 +56,10 @@ TEST_CASE("a replayed trace gives the live run's profile byte for byte", "[repla
             REQUIRE(replay.replay.undefined_contexts == 0);
             REQUIRE(replay.report.stats.comparisons > 0);
             REQUIRE(replay.json == run.live_json);
+            // Compared at the sample, objects got companion probes; the trace says so and the replay read them.
+            const bool at_sample = s.trigger == emulation::watch_trigger::at_sample;
+            REQUIRE(replay.run.profiler.companion_probe == at_sample);
+            REQUIRE((replay.report.stats.companion_probes > 0) == at_sample);
             ++replayed;
             trace_bytes += run.trace.size();
             events += run.events;

@@ -31,6 +31,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -62,6 +63,12 @@ struct profiler_config {
     std::size_t probes_per_pair = 2;            // watchpoints armed for one pair (≥ 2 lets α be estimated)
     std::size_t compare_window = 64;            // bytes around the probed word compared by digest; 0: word only
     bool probe_stores = false;                  // remember values of sampled stores, and compare at store traps
+    // When an object is first remembered, also read a second probe at another compared window of it (see
+    // take_companion_probe), so that every pair is compared at two places and α has evidence. Unset: the backend
+    // decides (resolved_for_backend): on where pairs are compared at the sample, off where a watchpoint waits for
+    // the program's next access (a word the program never touches would hold its slot until evicted). Needs
+    // probes_per_object ≥ 2. The profiler takes unset as off.
+    std::optional<bool> companion_probe;
     std::size_t max_contexts = 1 << 16;         // allocation contexts with state; further ones are counted
     std::size_t context_tree_capacity = 1 << 16; // nodes, preallocated (≈ 60 bytes each)
     std::size_t object_map_capacity = 1 << 12;  // initial cells of the object map (it grows)
@@ -72,6 +79,12 @@ struct profiler_config {
     std::uint64_t seed = 1;
     estimator_config estimator{};
 };
+
+// `config` as a backend runs it: an unset companion_probe becomes on exactly where pairs are compared at the sample.
+inline profiler_config resolved_for_backend(profiler_config config, bool compares_at_sample) {
+    if (!config.companion_probe) config.companion_probe = compares_at_sample;
+    return config;
+}
 
 // Counters of everything that happened, including every reason a sample or trap was not used.
 struct profiler_stats {
@@ -86,6 +99,7 @@ struct profiler_stats {
     std::uint64_t samples_busy = 0;       // object map was being updated by the interrupted thread
     std::uint64_t samples_stores_ignored = 0;
     std::uint64_t samples_unreadable = 0; // the object's memory could not be read for the digest
+    std::uint64_t companion_probes = 0;   // second probes kept when an object was first remembered
     std::uint64_t pairs = 0;
     std::uint64_t size_mismatches = 0;
     std::uint64_t watch_requests = 0;
@@ -294,10 +308,10 @@ public:
             state->last_paired_target = object.payload.serial;
             auto scan = scan_remembered<true>(*state, object.payload.serial);
             pair_with_earlier(*state, scan, object.payload, object.begin, size);
-            remember(*state, scan.own_slot, object.payload.serial, size, sampled, window);
+            remember(*state, scan.own_slot, object.payload.serial, object.begin, size, sampled, window);
         } else {
             remember(*state, scan_remembered<false>(*state, object.payload.serial).own_slot, object.payload.serial,
-                     size, sampled, window);
+                     object.begin, size, sampled, window);
         }
     }
 
@@ -446,6 +460,7 @@ private:
         config.probes_per_pair = std::clamp<std::size_t>(config.probes_per_pair, 1, config.probes_per_object);
         config.access_contexts_per_context = std::clamp<std::size_t>(config.access_contexts_per_context, 1, 1024);
         config.compare_window = config.compare_window == 0 ? 0 : std::max<std::size_t>(config.compare_window, 8);
+        config.companion_probe = config.companion_probe.value_or(false);
         return config;
     }
 
@@ -629,10 +644,12 @@ private:
     }
 
     // `slot`: the object's slot among the remembered ones (see scan_remembered), remembered_objects when none.
-    // The probe kept is `p` with the digest of `window`, computed only if it is kept.
-    void remember(context_state& state, std::size_t slot, std::uint64_t serial, std::uint64_t size, probe p,
-                  compared_window& window) noexcept {
-        if (slot == config_.remembered_objects) {
+    // The probe kept is `p` with the digest of `window`, computed only if it is kept. An object remembered for
+    // the first time also gets its companion probe, when configured.
+    void remember(context_state& state, std::size_t slot, std::uint64_t serial, address begin, std::uint64_t size,
+                  probe p, compared_window& window) noexcept {
+        const bool first = slot == config_.remembered_objects;
+        if (first) {
             if (state.last_offered_serial == serial) return; // offered to the policy already and not kept
             state.last_offered_serial = serial;
             const auto kept = pairing_type::keep_slot(state.sampled_objects++, config_.remembered_objects, rng_);
@@ -641,12 +658,53 @@ private:
             state.remembered_serials[slot] = serial;
             state.remembered[slot] = remembered_object{size, 0, 0};
         }
-        remembered_object& r = state.remembered[slot];
         p.digest = window.digest();
+        keep_probe(state, slot, p);
+        if (first && *config_.companion_probe && config_.probes_per_object >= 2) {
+            probe companion;
+            if (take_companion_probe(begin, size, p, companion)) keep_probe(state, slot, companion);
+        }
+    }
+
+    void keep_probe(context_state& state, std::size_t slot, const probe& p) noexcept {
+        remembered_object& r = state.remembered[slot];
         state.probes[slot * config_.probes_per_object + r.next_probe] = p;
         const auto probes_per_object = static_cast<std::uint32_t>(config_.probes_per_object);
         r.next_probe = r.next_probe + 1 == probes_per_object ? 0 : r.next_probe + 1;
         r.probe_count = std::min(r.probe_count + 1, probes_per_object);
+    }
+
+    // Signal-safe (reads through the memory policy, which is fault-safe). A second probe of the object
+    // [begin, begin + size), read now: a word (8 bytes at an 8-byte step from its window's start, fewer at the
+    // window's end: word-aligned for the usual windows) in a compared window other than the sampled probe's,
+    // chosen uniformly among the object's other windows. α is P(equal | the objects are
+    // not identical) at a place compared; it is measured by the comparisons a pair makes after its first
+    // difference, so they must be at places that do not depend on where the pair happened to be equal or
+    // different. Another word of the sampled window would share its digest and differ whenever the first did
+    // (α biased low, ω too high); a uniform other window is an independent draw. An object of one window has no
+    // such place and gets no companion. False when there is none or it could not be read.
+    bool take_companion_probe(address begin, std::uint64_t size, const probe& sampled, probe& companion) noexcept {
+        const std::uint64_t unit = config_.compare_window == 0 ? 8 : config_.compare_window;
+        const std::uint64_t windows = (size + unit - 1) / unit;
+        if (windows < 2) return false;
+        const std::uint64_t sampled_window = sampled.offset / unit;
+        std::uint64_t chosen = rng_.below(windows - 1);
+        chosen += chosen >= sampled_window ? 1 : 0;
+        const std::uint64_t start = chosen * unit;
+        const std::uint64_t end = std::min(start + unit, size);
+        const std::uint64_t offset = start + 8 * rng_.below((end - start + 7) / 8);
+        const std::uint8_t width = clamp_width(8, end - offset);
+        compared_window window;
+        if (!read_window(begin, size, offset, window)) return false;
+        std::uint64_t value = 0;
+        // The word lies inside its window: when the window was read whole, the word came with it (one read).
+        if (window.size != 0)
+            std::memcpy(&value, window.bytes.data() + (offset - start), width);
+        else if (!memory_.read(begin + offset, &value, width))
+            return false;
+        ++stats_.companion_probes;
+        companion = probe{offset, value, window.digest(), width, sampled.access_context};
+        return true;
     }
 
     void cancel_slot(std::size_t slot) noexcept {

@@ -57,6 +57,7 @@ void for_each_setting(profiler_config& config, Visit&& visit) {
     visit("profiler.probes_per_pair", config.probes_per_pair);
     visit("profiler.compare_window", config.compare_window);
     visit("profiler.probe_stores", config.probe_stores);
+    visit("profiler.companion_probe", config.companion_probe);
     visit("profiler.max_contexts", config.max_contexts);
     visit("profiler.context_tree_capacity", config.context_tree_capacity);
     visit("profiler.object_map_capacity", config.object_map_capacity);
@@ -68,6 +69,8 @@ void for_each_setting(profiler_config& config, Visit&& visit) {
 }
 
 inline std::string to_text(bool value) { return value ? "true" : "false"; }
+// A setting the backend resolves (recorders write it resolved; "auto" only from a config that never ran).
+inline std::string to_text(std::optional<bool> value) { return value ? to_text(*value) : "auto"; }
 inline std::string to_text(std::uint64_t value) { return std::to_string(value); }
 inline std::string to_text(double value) {
     char buffer[32];
@@ -78,6 +81,16 @@ inline std::string to_text(double value) {
 inline bool from_text(std::string_view text, bool& out) {
     if (text != "true" && text != "false") return false;
     out = text == "true";
+    return true;
+}
+inline bool from_text(std::string_view text, std::optional<bool>& out) {
+    if (text == "auto") {
+        out.reset();
+        return true;
+    }
+    bool value = false;
+    if (!from_text(text, value)) return false;
+    out = value;
     return true;
 }
 template <class Unsigned>
@@ -115,7 +128,8 @@ inline std::vector<run_attribute> run_attributes(const trace_run_description& ru
     profiler_config config = run.profiler;
     for_each_setting(config, [&](std::string_view name, auto& value) {
         using field = std::remove_reference_t<decltype(value)>;
-        if constexpr (std::is_same_v<field, bool> || std::is_same_v<field, double>)
+        if constexpr (std::is_same_v<field, bool> || std::is_same_v<field, double> ||
+                      std::is_same_v<field, std::optional<bool>>)
             attributes.push_back({std::string(name), to_text(value)});
         else
             attributes.push_back({std::string(name), to_text(static_cast<std::uint64_t>(value))});

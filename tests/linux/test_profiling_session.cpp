@@ -698,10 +698,18 @@ TEST_CASE("recording: the trace holds what the profiler got, in order, and repla
         session.with_profiler([&](auto& p) { EXPECT(samples == p.stats().samples); });
         EXPECT(samples > 0);
         EXPECT(contents_before_event > 0);
+        // Where pairs are compared at the sample, remembered objects get a companion probe (read through the
+        // recorded memory, so the replay below reproduces it), and the trace says so.
+        const bool at_sample = session.backend().compares_at_sample();
+        session.with_profiler([&](auto& p) {
+            EXPECT(p.config().companion_probe == at_sample);
+            EXPECT((p.stats().companion_probes > 0) == at_sample);
+        });
 
         const replay::replayed_profile replayed = replay::replay_profile(bytes, "session.ojxt");
         EXPECT(replayed.error.empty());
         EXPECT(replayed.json == live);
+        EXPECT(replayed.run.profiler.companion_probe == at_sample);
         std::printf("recorded %llu events in %llu bytes: %llu samples, %llu traps, %llu arms, %llu memory windows "
                     "before a sample or trap; replay %s\n",
                     ull(summary->events), ull(summary->bytes), ull(samples), ull(traps), ull(arms),

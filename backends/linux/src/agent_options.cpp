@@ -21,6 +21,11 @@ std::vector<option_spec> common_agent_options() {
          "the sample that chose the pair (sample), or auto: watchpoint where debug registers work, else sample",
          {"auto", "watchpoint", "sample"}},
         {"window", option_kind::size, "64", "bytes compared around a probed word; 0: the word only"},
+        {"companion", option_kind::choice, "auto",
+         "also probe each newly remembered object at a second place, read at once, so that pairs are compared at "
+         "two places (what the estimate of partial replicas needs): on, off, or auto: on where pairs are compared at "
+         "the sample",
+         {"auto", "on", "off"}},
         {"seed", option_kind::count, "1", "seed of the sampling and pairing randomness"},
         {"quiet", option_kind::flag, "", "no summary on standard error at exit"},
         {"help", option_kind::flag, "", "print the options and run without profiling"},
@@ -45,6 +50,7 @@ std::optional<std::string> to_agent_settings(const option_values& values, agent_
     profiler_config& profiler = settings.session.profiler;
     profiler.min_object_size = values.size("threshold") == 0 ? 1 : values.size("threshold");
     profiler.compare_window = static_cast<std::size_t>(values.size("window"));
+    if (values.choice("companion") != "auto") profiler.companion_probe = values.choice("companion") == "on";
     profiler.seed = values.count("seed");
     return std::nullopt;
 }

@@ -39,7 +39,9 @@ std::optional<std::string> profiling_session::start(const session_options& optio
         recording_.reset();
         return error;
     }
-    profiler_ = std::make_unique<profiler_type>(options.profiler, recorded_watchpoints_, recorded_memory_);
+    // Known only now that the backend has chosen how pairs are compared.
+    profiler_ = std::make_unique<profiler_type>(resolved_for_backend(options.profiler, backend_.compares_at_sample()),
+                                                recorded_watchpoints_, recorded_memory_);
     walker_ = options.access_walker;
     if (recording_) {
         recording& r = *recording_;
