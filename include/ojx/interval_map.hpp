@@ -209,13 +209,11 @@ public:
     // The object enclosing address a. Signal-safe: no lock, no allocation, no system call, bounded time (at most
     // read_attempts passes over the probed runs); any thread, any time, concurrently with the writer.
     [[nodiscard]] OJX_INTERVAL_MAP_INLINE lookup_result lookup(address a) const noexcept {
-        // Every field is written by a try_read that succeeds. The slow path answers with an object of its own, so
-        // that this one never has its address taken and stays in registers once inlined.
-        lookup_result result;
-        if (try_read(a, result)) [[likely]] {
-            return result;
+        lookup_result result{lookup_status::absent, empty_entry()}; // built in place in the return slot
+        if (!try_read(a, result)) [[unlikely]] {
+            retry(a, result);
         }
-        return retry(a);
+        return result;
     }
 
     // How many addresses lookup_many prefetches at a time before resolving them: enough lines in flight to cover a
@@ -555,18 +553,18 @@ private:
 
     // Reader: the first pass overlapped an update; back off and try again, a bounded number of times (the update
     // may belong to the very thread this signal handler interrupted). Signal-safe.
-    OJX_INTERVAL_MAP_NOINLINE lookup_result retry(address a) const noexcept {
-        lookup_result result;
+    OJX_INTERVAL_MAP_NOINLINE void retry(address a, lookup_result& result) const noexcept {
         for (unsigned attempt = 1; attempt < read_attempts_; ++attempt) {
             const unsigned spins = 1U << std::min(attempt - 1, 5U);
             for (unsigned i = 0; i < spins; ++i) {
                 interval_map_detail::cpu_relax();
             }
             if (try_read(a, result)) {
-                return result;
+                return;
             }
         }
-        return {lookup_status::busy, empty_entry()};
+        result.status = lookup_status::busy;
+        result.value = empty_entry();
     }
 
     // Reader core. Signal-safe.
@@ -600,36 +598,24 @@ private:
             if ((static_cast<unsigned>(e0 == 0) | static_cast<unsigned>(e1 == 0)) != 0) {
                 continue; // the run from the home ended without a containing cell
             }
-            out = scan_on(t, i, levels, a);
-            return;
+            i = (i + 2) & t.mask;
+            // Bounded by the table size even if a concurrent update leaves no empty cell in view.
+            for (std::size_t n = 2; n <= t.mask; ++n) {
+                c = t.cell(i);
+                const std::uint64_t e = c[1].load(data_load);
+                if (e == 0) {
+                    break;
+                }
+                const std::uint64_t b = c[0].load(data_load);
+                if (b <= a && a < e) {
+                    found_at(c, out);
+                    return;
+                }
+                i = (i + 1) & t.mask;
+            }
         }
         out.status = lookup_status::absent;
         out.value = empty_entry();
-    }
-
-    // Reader, the rare case: the run from home cell i filled its whole line. Scans the rest of the run, then the
-    // levels still to probe. Kept out of line, and answering by value, so that the common path above needs few
-    // registers and its answer never goes through memory. Signal-safe.
-    OJX_INTERVAL_MAP_NOINLINE lookup_result scan_on(const table& t, std::size_t i, std::uint64_t levels,
-                                                   address a) const noexcept {
-        lookup_result result;
-        i = (i + 2) & t.mask;
-        // Bounded by the table size even if a concurrent update leaves no empty cell in view.
-        for (std::size_t n = 2; n <= t.mask; ++n) {
-            const std::atomic<std::uint64_t>* c = t.cell(i);
-            const std::uint64_t e = c[1].load(interval_map_detail::data_load);
-            if (e == 0) {
-                break;
-            }
-            const std::uint64_t b = c[0].load(interval_map_detail::data_load);
-            if (b <= a && a < e) {
-                found_at(c, result);
-                return result;
-            }
-            i = (i + 1) & t.mask;
-        }
-        probe(t, levels, a, result);
-        return result;
     }
 
     // Reader: the record in cell c (its line is already in the cache). Signal-safe.
