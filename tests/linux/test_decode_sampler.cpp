@@ -177,15 +177,32 @@ TEST_CASE("decode sampler: eight threads, each sample lands in the buffer of the
         backend.stop();
         int failures = attach_failures.load();
         const auto samples = rec->recorded_samples();
+        // ≥ 99 % over all threads' samples, as with one thread; per thread, ≈ 370 samples leave too little room
+        // for the few samples that land on the loop's other accesses (4 of 370 once under ASan), so each thread
+        // is held to 97 % and, what a mix-up of threads would break, no sample of one thread may land in another
+        // thread's buffer.
+        check all;
+        std::size_t crossed = 0;
         for (int t = 0; t < thread_count; ++t) {
             const check c = classify(samples, buffers[t].get(), tids[t]);
+            for (int u = 0; u < thread_count; ++u)
+                if (u != t) crossed += classify(samples, buffers[u].get(), tids[t]).inside;
             std::printf("thread %d: %zu samples, %.2f %% inside its buffer, %.2f %% right value\n", t, c.samples,
                         100.0 * c.inside / (c.samples ? c.samples : 1),
                         100.0 * c.value_matches / (c.samples ? c.samples : 1));
             failures += c.samples < 100;
-            failures += c.inside * 100 < c.samples * 99;
-            failures += c.value_matches * 100 < c.samples * 99;
+            failures += c.inside * 100 < c.samples * 97;
+            failures += c.value_matches * 100 < c.samples * 97;
+            all.samples += c.samples;
+            all.inside += c.inside;
+            all.value_matches += c.value_matches;
         }
+        std::printf("all threads: %zu samples, %.2f %% inside their buffers, %.2f %% right value, %zu in another "
+                    "thread's buffer\n", all.samples, 100.0 * all.inside / (all.samples ? all.samples : 1),
+                    100.0 * all.value_matches / (all.samples ? all.samples : 1), crossed);
+        failures += all.inside * 100 < all.samples * 99;
+        failures += all.value_matches * 100 < all.samples * 99;
+        failures += crossed != 0;
         return failures;
     });
 }
