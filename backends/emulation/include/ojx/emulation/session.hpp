@@ -33,10 +33,10 @@ struct session_config {
     watch_trigger trigger = watch_trigger::loads_and_stores;
 };
 
-// The profiler's configuration as a session runs it: a companion probe where pairs are compared at the sample,
-// unless the configuration says otherwise (profiler_config::companion_probe).
-inline profiler_config profiler_config_for(const session_config& config) {
-    return resolved_for_backend(config.profiler, config.trigger == watch_trigger::at_sample);
+// The profiler's configuration as an emulated machine with `trigger` runs it: a companion probe where pairs are
+// compared at the sample, unless the configuration says otherwise (profiler_config::companion_probe).
+inline profiler_config profiler_config_for(const profiler_config& profiler, watch_trigger trigger) {
+    return resolved_for_backend(profiler, trigger == watch_trigger::at_sample);
 }
 
 // What a profile says about an emulated run.
@@ -56,7 +56,7 @@ public:
         : heap(config.heap_bytes),
           sampler(config.sampler),
           watchpoints(config.watchpoint_slots, config.trigger),
-          prof(profiler_config_for(config), watchpoints, heap),
+          prof(profiler_config_for(config.profiler, config.trigger), watchpoints, heap),
           machine(heap, sampler, watchpoints, prof) {}
 
     run_facts facts() const { return emulation_facts<Policies>(sampler, watchpoints); }

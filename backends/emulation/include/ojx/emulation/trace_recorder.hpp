@@ -200,7 +200,7 @@ public:
           watchpoints(config.watchpoint_slots, config.trigger),
           recorded_watchpoints(watchpoints, &effects_),
           recorded_memory(heap, &effects_),
-          prof(profiler_config_for(config), recorded_watchpoints, recorded_memory),
+          prof(profiler_config_for(config.profiler, config.trigger), recorded_watchpoints, recorded_memory),
           recorder(prof, effects_, trace.writer(), std::move(naming)),
           machine(heap, sampler, watchpoints, recorder) {
         write_run_header(trace.writer(), {prof.config(), watchpoints.slot_count(), facts()});

@@ -150,8 +150,7 @@ access_replay_outcome replay_every_access(std::span<const std::byte> file, std::
     emulation::emulated_watchpoints watchpoints(config.watchpoint_slots, config.trigger);
     // Recorded traces say whether objects got a companion probe; an unset one (an older trace, or another trigger
     // asked for) follows the replayed machine's trigger.
-    profiler<Policies> prof(resolved_for_backend(config.profiler, config.trigger == emulation::watch_trigger::at_sample),
-                            watchpoints, memory);
+    profiler<Policies> prof(emulation::profiler_config_for(config.profiler, config.trigger), watchpoints, memory);
     typename access_replayer<Policies>::machine_type machine(memory, sampler, watchpoints, prof);
     outcome.replay = access_replayer<Policies>(prof, machine, memory).run(file, name);
     if (!outcome.replay.error.empty()) return outcome;
