@@ -483,7 +483,7 @@ TEST_CASE("a reader walking published nodes while the owner inserts sees a consi
         // last, checks everything.
         const auto walk = [&](bool full) {
             const std::size_t n = t.size();
-            const std::size_t from = full || n < 256 ? 1 : n - 256;
+            const std::size_t from = full || n <= 257 ? 1 : n - 256; // never the root (id 0): it has no parent
             for (auto id = static_cast<context_id>(from); id < n; ++id) {
                 const context_id up = t.parent(id);
                 if (up >= id) ++local_bad;
