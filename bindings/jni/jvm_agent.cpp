@@ -355,9 +355,10 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
     }
     start_agent_thread();
     if (!settings_.agent.quiet)
-        std::fprintf(stderr, "ojx: profiling pid %d (%s); sampler: %s; watchpoints: %s; %s; profile: %s\n",
+        std::fprintf(stderr, "ojx: profiling pid %d (%s); sampler: %s; watchpoints: %s; memory reads: %s; %s; profile: %s\n",
                      static_cast<int>(getpid()), runtime_.c_str(), session_.backend().sampler_description().c_str(),
-                     session_.backend().watchpoint_description().c_str(), layout_.describe().c_str(), file_.c_str());
+                     session_.backend().watchpoint_description().c_str(),
+                     session_.backend().memory_read_description().c_str(), layout_.describe().c_str(), file_.c_str());
     if (!settings_.agent.quiet && !record_file_.empty())
         std::fprintf(stderr, "ojx: recording a trace to %s\n", record_file_.c_str());
     return std::nullopt;

@@ -258,9 +258,11 @@ std::vector<option_spec> preload_agent_options() {
     pthread_key_create(&the_agent->thread_key, detach_thread);
     pthread_atfork(nullptr, nullptr, [] { active.store(false); }); // the child is not profiled
     const hardware_backend& backend = the_agent->session.backend();
-    std::fprintf(stderr, "ojx: profiling pid %d; sampler: %s; watchpoints: %s; allocation stacks: %s; profile: %s%s%s\n",
+    std::fprintf(stderr,
+                 "ojx: profiling pid %d; sampler: %s; watchpoints: %s; memory reads: %s; allocation stacks: %s; "
+                 "profile: %s%s%s\n",
                  static_cast<int>(getpid()), backend.sampler_description().c_str(),
-                 backend.watchpoint_description().c_str(),
+                 backend.watchpoint_description().c_str(), backend.memory_read_description().c_str(),
                  the_agent->backtrace != libgcc_backtrace ? "libunwind" : "libgcc unwinder", the_agent->file.c_str(),
                  session.record_file.empty() ? "" : "; trace: ", session.record_file.c_str());
     active.store(true, std::memory_order_release);

@@ -25,14 +25,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import check_profile  # noqa: E402
 
 
-def run(agent, program, workdir, seed, seconds, profiled, unwinder="auto", compare="auto", record=None):
+def run(agent, program, workdir, seed, seconds, profiled, unwinder="auto", compare="auto", record=None,
+        reads="auto"):
     kind = "profiled" if profiled else "plain"
     truth = os.path.join(workdir, f"truth-{kind}-{seed}.json")
     profile = os.path.join(workdir, f"profile-{seed}.json")
     env = dict(os.environ)
     if profiled:
         env["LD_PRELOAD"] = agent
-        env["OJX_OPTIONS"] = f"file={profile},seed={seed},rate=500,quiet,unwinder={unwinder},compare={compare}"
+        env["OJX_OPTIONS"] = (f"file={profile},seed={seed},rate=500,quiet,unwinder={unwinder},compare={compare},"
+                              f"reads={reads}")
         if record:
             env["OJX_OPTIONS"] += f",record={record}"
     result = subprocess.run([program, "--seconds", str(seconds), "--seed", str(seed), "--truth", truth],
@@ -58,8 +60,10 @@ def main(argv):
         # Seed 2 compares at the sample whatever the machine has (elsewhere: watchpoints where debug registers trap).
         compare = "sample" if seed == 2 else "auto"
         trace = os.path.join(workdir, f"trace-{seed}.ojxt") if seed == 1 else None
+        # Seed 3 reads memory by system call only (elsewhere: guarded loads).
+        reads = "syscall" if seed == 3 else "auto"
         result, truth, profile = run(agent, program, workdir, seed, seconds, profiled=True, unwinder=unwinder,
-                                     compare=compare, record=trace)
+                                     compare=compare, record=trace, reads=reads)
         plain, _, _ = run(agent, program, workdir, seed, 0.5, profiled=False)
         if result.returncode != 0:
             problems.append(f"seed {seed}: the profiled program exited {result.returncode}: {result.stderr[-2000:]}")
@@ -92,7 +96,10 @@ def main(argv):
     # Bad options: a message that names the problem, and the program runs unprofiled to a normal exit.
     for options, expected in [("bogus=1", "bogus"), ("rate=fast", "rate"), ("sampler=magic", "precise"),
                               ("rate=0", "rate"), ("help", "threshold"), ("unwinder=magic", "unwinder"),
-                              ("record=", "record"), ("record=/nonexistent/run.ojxt", "/nonexistent/run.ojxt")]:
+                              ("record=", "record"), ("record=/nonexistent/run.ojxt", "/nonexistent/run.ojxt"),
+                              ("reads=fast", "reads"),
+                              (f"reads=auto,file={workdir}/reads.json", "memory reads: guarded loads"),
+                              (f"reads=syscall,file={workdir}/reads.json", "memory reads: process_vm_readv")]:
         env = dict(os.environ, LD_PRELOAD=agent, OJX_OPTIONS=options)
         result = subprocess.run([program, "--seconds", "0.2"], env=env, capture_output=True, text=True, timeout=60)
         print(f"OJX_OPTIONS={options}: exit {result.returncode}; agent says: "

@@ -47,6 +47,7 @@ TEST_CASE("agent options: defaults leave the comparison and the companion probe 
     CHECK(s.session.profiler.min_object_size == 1024);
     CHECK(s.session.profiler.compare_window == 64);
     CHECK_FALSE(s.session.profiler.companion_probe.has_value());
+    CHECK(s.session.backend.guarded_reads);
     CHECK(s.file_pattern == "ojx-%p.json");
     CHECK(s.record_pattern.empty());
     CHECK_FALSE(s.quiet);
@@ -69,7 +70,7 @@ TEST_CASE("agent options: companion=on|off forces the probe, auto leaves it to w
 TEST_CASE("agent options: each value reaches its setting") {
     const agent_settings s =
         settings_of("file=p-%t.json,record=t.ojxt,sampler=timer,rate=50,threshold=4k,slots=2,compare=sample,"
-                    "window=0,seed=7,quiet");
+                    "window=0,seed=7,reads=syscall,quiet");
     CHECK(s.file_pattern == "p-%t.json");
     CHECK(s.record_pattern == "t.ojxt");
     CHECK(s.session.backend.sampler == sampler_kind::decode_timer);
@@ -80,6 +81,7 @@ TEST_CASE("agent options: each value reaches its setting") {
     CHECK(s.session.profiler.compare_window == 0);
     CHECK(s.session.backend.seed == 7);
     CHECK(s.session.profiler.seed == 7);
+    CHECK_FALSE(s.session.backend.guarded_reads);
     CHECK(s.quiet);
     CHECK(settings_of("threshold=0").session.profiler.min_object_size == 1); // every object, none of size 0
 }
@@ -91,4 +93,5 @@ TEST_CASE("agent options: values that parse but make no sense are errors naming 
     CHECK(error_of("sampler=fast").find("sampler") != std::string::npos);
     CHECK(error_of("compare=later").find("compare") != std::string::npos);
     CHECK(error_of("colour=red").find("colour") != std::string::npos);
+    CHECK(error_of("reads=fast").find("reads") != std::string::npos);
 }

@@ -113,16 +113,18 @@ bool breakpoint_cover(std::uint64_t where, std::uint8_t width, std::uint64_t& ba
 // Signal-safe: up to `size` code bytes at `pc`; code may end just before an unmapped page, so a failed full
 // read is retried with what is left of the page. Returns the number of bytes read (0: unreadable). A
 // code_reader for find_access_ahead.
+template <read_method method>
 std::size_t read_code(std::uint64_t pc, std::uint8_t* code, std::size_t size) noexcept {
-    if (read_memory(pc, code, size)) return size;
+    if (read_memory(pc, code, size, method)) return size;
     const std::size_t rest_of_page = 4096 - (pc & 4095);
-    if (rest_of_page < size && read_memory(pc, code, rest_of_page)) return rest_of_page;
+    if (rest_of_page < size && read_memory(pc, code, rest_of_page, method)) return rest_of_page;
     return 0;
 }
 
-template <std::size_t N>
-std::size_t read_code(std::uint64_t pc, std::uint8_t (&code)[N]) noexcept {
-    return read_code(pc, code, N);
+// Signal-safe.
+code_reader code_reader_for(read_method reads) noexcept {
+    return reads == read_method::guarded_load ? read_code<read_method::guarded_load>
+                                              : read_code<read_method::system_call>;
 }
 
 // How much code the sampler reads at the pc for looking ahead: one read of 64 bytes costs what one of 15 does.
@@ -144,10 +146,10 @@ std::uint64_t random_period(thread_state& state, double mean) noexcept {
 struct hardware_backend::internals {
     // Signal-safe. Reads the value of a decoded access and hands the sample over.
     static bool deliver_sample(hardware_backend& backend, const decoded_instruction& decoded, std::uint64_t pc,
-                               pid_t tid, const ucontext_t& context) noexcept {
+                               pid_t tid, const ucontext_t& context, read_method reads) noexcept {
         std::uint64_t value = 0;
         const std::uint8_t width = decoded.width > 8 ? 8 : static_cast<std::uint8_t>(decoded.width);
-        if (width == 0 || !read_memory(decoded.effective_address, &value, width)) {
+        if (width == 0 || !read_memory(decoded.effective_address, &value, width, reads)) {
             backend.counters_.unreadable.fetch_add(1, std::memory_order_relaxed);
             return false;
         }
@@ -159,7 +161,7 @@ struct hardware_backend::internals {
         sample.kind = decoded.kind;
         sample.thread = static_cast<std::uint32_t>(tid);
         backend.counters_.samples.fetch_add(1, std::memory_order_relaxed);
-        backend.delivery_.on_sample(backend.delivery_.target, sample, context);
+        backend.delivery_.on_sample(backend.delivery_.target, sample, context, reads);
         return true;
     }
 
@@ -176,24 +178,24 @@ struct hardware_backend::internals {
     // delivered at once, and true. Unreadable code ends the attempt (true): it could not be stepped over safely.
     // False: single-step.
     static bool try_sample_ahead(hardware_backend& backend, pid_t tid, const ucontext_t& context,
-                                 const code_at_pc& code, std::uint32_t skip) noexcept {
+                                 const code_at_pc& code, std::uint32_t skip, read_method reads) noexcept {
         if (code.available == 0) {
             backend.counters_.unreadable.fetch_add(1, std::memory_order_relaxed);
             return true;
         }
         const access_ahead ahead =
-            find_access_ahead(code.bytes, code.available, from_ucontext(context), skip, read_code);
+            find_access_ahead(code.bytes, code.available, from_ucontext(context), skip, code_reader_for(reads));
         if (!ahead.found) return false;
         backend.counters_.found_ahead.fetch_add(1, std::memory_order_relaxed);
-        deliver_sample(backend, ahead.access, ahead.pc, tid, context);
+        deliver_sample(backend, ahead.access, ahead.pc, tid, context, reads);
         return true;
     }
 
     // Signal-safe.
-    static code_at_pc read_code_at_pc(const ucontext_t& context) noexcept {
+    static code_at_pc read_code_at_pc(const ucontext_t& context, read_method reads) noexcept {
         code_at_pc code{};
         code.pc = pc_of(context);
-        code.available = read_code(code.pc, code.bytes);
+        code.available = code_reader_for(reads)(code.pc, code.bytes, sizeof code.bytes);
         return code;
     }
 
@@ -219,8 +221,9 @@ struct hardware_backend::internals {
         }
         state.steps_to_skip = static_cast<std::uint32_t>(state.rng.below(backend.options_.max_random_steps + 1));
         state.steps_taken = 0;
-        const code_at_pc code = read_code_at_pc(context);
-        if (try_sample_ahead(backend, tid, context, code, state.steps_to_skip)) return;
+        const read_method reads = read_method_for(context);
+        const code_at_pc code = read_code_at_pc(context, reads);
+        if (try_sample_ahead(backend, tid, context, code, state.steps_to_skip, reads)) return;
         if (!may_step_over(context, code)) {
             backend.counters_.steps_refused.fetch_add(1, std::memory_order_relaxed);
             return;
@@ -233,9 +236,10 @@ struct hardware_backend::internals {
     static void step(hardware_backend& backend, thread_state& state, pid_t tid, ucontext_t& context) noexcept {
         backend.counters_.steps.fetch_add(1, std::memory_order_relaxed);
         ++state.steps_taken;
-        const code_at_pc code = read_code_at_pc(context);
+        const read_method reads = read_method_for(context);
+        const code_at_pc code = read_code_at_pc(context, reads);
         if (state.steps_to_skip > 0) --state.steps_to_skip;
-        bool done = try_sample_ahead(backend, tid, context, code, state.steps_to_skip);
+        bool done = try_sample_ahead(backend, tid, context, code, state.steps_to_skip, reads);
         if (!done && state.steps_taken >= backend.options_.max_steps) {
             backend.counters_.gave_up.fetch_add(1, std::memory_order_relaxed);
             done = true;
@@ -260,6 +264,7 @@ struct hardware_backend::internals {
         const std::uint64_t size = header->data_size;
         std::uint64_t tail = header->data_tail;
         const std::uint64_t head = __atomic_load_n(&header->data_head, __ATOMIC_ACQUIRE);
+        const read_method reads = read_method_for(context);
         auto copy_out = [&](std::uint64_t at, void* out, std::size_t bytes) {
             auto* to = static_cast<unsigned char*>(out);
             for (std::size_t i = 0; i < bytes; ++i) to[i] = data[(at + i) % size];
@@ -278,7 +283,7 @@ struct hardware_backend::internals {
                 copy_out(tail + sizeof(record), &body, sizeof(body));
                 std::uint8_t code[max_instruction_length];
                 decoded_instruction decoded{};
-                if (const std::size_t available = read_code(body.ip, code); available > 0) {
+                if (const std::size_t available = code_reader_for(reads)(body.ip, code, sizeof code); available > 0) {
                     register_file registers = from_ucontext(context);
                     registers.rip = body.ip;
                     decoded = decode_access(code, available, registers);
@@ -289,7 +294,7 @@ struct hardware_backend::internals {
                     decoded.width = 8;
                     decoded.kind = access_kind::load;
                 }
-                if (body.addr != 0) deliver_sample(backend, decoded, body.ip, tid, context);
+                if (body.addr != 0) deliver_sample(backend, decoded, body.ip, tid, context, reads);
             }
             tail += record.size;
         }
@@ -318,7 +323,8 @@ struct hardware_backend::internals {
         const std::uint8_t width = armed.width.load(std::memory_order_relaxed);
         register_file registers = from_ucontext(context);
         // A data breakpoint traps after the access: the pc is the next instruction; find the one before it.
-        process_memory memory;
+        const read_method reads = read_method_for(context);
+        process_memory memory{reads};
         const decoded_instruction previous = decode_previous_access(pc_of(context), where, width, registers, memory);
         watchpoint_trap trap;
         trap.slot = slot;
@@ -332,12 +338,12 @@ struct hardware_backend::internals {
             backend.counters_.traps_undecoded.fetch_add(1, std::memory_order_relaxed);
             trap.ip = pc_of(context);
         }
-        if (!read_memory(where, &trap.value, width)) {
+        if (!read_memory(where, &trap.value, width, reads)) {
             backend.counters_.unreadable.fetch_add(1, std::memory_order_relaxed);
             return;
         }
         backend.counters_.traps.fetch_add(1, std::memory_order_relaxed);
-        backend.delivery_.on_trap(backend.delivery_.target, trap, context);
+        backend.delivery_.on_trap(backend.delivery_.target, trap, context, reads);
     }
 
     // Our real-time signal: a sampling trigger (perf overflow or timer) or a breakpoint.
@@ -390,9 +396,10 @@ struct hardware_backend::internals {
         const errno_guard keep_errno;
         auto& context = *static_cast<ucontext_t*>(raw_context);
         hardware_backend* backend = active.load(std::memory_order_acquire);
-        thread_state* state = backend ? threads.find(current_tid()) : nullptr;
+        const pid_t tid = backend ? current_tid() : 0;
+        thread_state* state = backend ? threads.find(tid) : nullptr;
         if (state != nullptr && state->stepping && is_step(*info)) {
-            step(*backend, *state, current_tid(), context);
+            step(*backend, *state, tid, context);
             return;
         }
         // A step trap nobody else handles: a thread we stopped stepping mid-way (it detached or we stopped).
@@ -542,11 +549,12 @@ struct hardware_backend::internals {
     }
 };
 
-std::size_t hardware_backend::capture_stack(const ucontext_t& context, std::uint64_t* frames, std::size_t max) noexcept {
+std::size_t hardware_backend::capture_stack(const ucontext_t& context, pid_t tid, std::uint64_t* frames,
+                                            std::size_t max) noexcept {
     if (max == 0) return 0;
     std::size_t count = 0;
     frames[count++] = pc_of(context);
-    const thread_state* state = threads.find(current_tid());
+    const thread_state* state = threads.find(tid);
     if (state == nullptr) return count;
     const auto* gregs = context.uc_mcontext.gregs;
     std::uint64_t low = static_cast<std::uint64_t>(gregs[REG_RSP]);
@@ -717,6 +725,16 @@ std::optional<std::string> hardware_backend::start(const backend_options& option
         sampling_signal.uninstall();
         active.store(nullptr);
         return error;
+    }
+    // Like the signal handlers, the fault guard stays for the life of the process: a handler still running
+    // elsewhere may be in the middle of a guarded load.
+    memory_read_description_ = "process_vm_readv (reads=syscall)";
+    if (options.guarded_reads) {
+        if (auto error = install_fault_guard())
+            memory_read_description_ = "process_vm_readv (no fault guard: " + *error + ")";
+        else
+            memory_read_description_ = "guarded loads (a SIGSEGV/SIGBUS handler chained to the program's; "
+                                       "process_vm_readv while it is not the process's)";
     }
     running_ = true;
     return std::nullopt;

@@ -1,26 +1,53 @@
 // Reading this process's memory without ever faulting, for the sample and trap handlers: the value at a sampled
 // address, the instruction bytes before a trapping pc. The address comes from a decoded instruction or a
 // watchpoint and may be unmapped, PROT_NONE or freed by another thread a moment ago, so a plain load could
-// raise SIGSEGV inside a signal handler. process_vm_readv(2) on our own pid makes the kernel do the copy and
-// report EFAULT instead.
+// raise SIGSEGV inside a signal handler. Two ways to read:
+//  * a system call: process_vm_readv(2) on our own pid makes the kernel do the copy and report EFAULT instead.
+//    Always safe, and ≈ 1–2.5 µs on a Firecracker VM: a sample needs about seven reads.
+//  * a guarded load (as async-profiler's SafeAccess does): one copy instruction whose fault our SIGSEGV/SIGBUS
+//    handler turns into a failed read, ≈ 10 ns. It needs that handler to be the process's at the moment of the
+//    read, and neither signal blocked (the kernel kills a thread that faults with SIGSEGV blocked), so a handler
+//    checks both before it reads this way (read_method_for) and falls back to the system call otherwise. Faults
+//    that are not ours go on to the handler we displaced, or to the default action, as without us.
 #pragma once
 
 #include "ojx/sampler.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
+
+#include <ucontext.h>
 
 namespace ojx::hardware {
+
+enum class read_method : std::uint8_t {
+    system_call,  // process_vm_readv
+    guarded_load, // only where read_method_for said so, in the same handler invocation
+};
 
 // Copies the `size` bytes at `from` into `out`. Returns false, leaving `out` unspecified, when any byte of
 // [from, from + size) is not readable (unmapped, PROT_NONE, non-canonical, wrapping past 2^64): a read that
 // stops part-way is a failure, never a short result. size 0 succeeds.
-// Signal-safe: one system call, no allocation, no lock; errno is preserved.
-// Cost: one process_vm_readv, 0.6–1 µs for 8 or 64 bytes on a Firecracker VM (test_fault_safe_read prints it).
+// Signal-safe: one system call or one guarded copy, no allocation, no lock; errno is preserved.
 // The pid is cached at load and refreshed in the child by a pthread_atfork handler, which saves a getpid system
 // call (≈ 20 % of the cost) per read. A child made without glibc's fork() (raw clone(2) without CLONE_VM, or
 // _Fork()) would read its parent's memory until it calls refresh_cached_pid().
-bool read_memory(std::uint64_t from, void* out, std::size_t size) noexcept;
+bool read_memory(std::uint64_t from, void* out, std::size_t size,
+                 read_method method = read_method::system_call) noexcept;
+
+// Installs the SIGSEGV and SIGBUS handlers that make guarded loads fail instead of fault, each chaining to the
+// handler it displaces. Not signal-safe. Returns an error message, or nothing on success (also when installed).
+// The guard is never removed, not even at exit: a handler on another thread may be in the middle of a guarded
+// load at any moment.
+std::optional<std::string> install_fault_guard();
+
+// Signal-safe: how a handler that interrupted `interrupted` may read memory until it returns. guarded_load when
+// the guard is installed, both of its handlers are still the process's (two sigaction queries: a program may
+// install its own at any time) and the interrupted code blocks neither signal (our handlers block neither);
+// system_call otherwise.
+read_method read_method_for(const ucontext_t& interrupted) noexcept;
 
 // Re-reads the pid used by read_memory. Only needed after creating a process behind glibc's back (see above).
 // Signal-safe.
@@ -31,10 +58,14 @@ void refresh_cached_pid() noexcept;
 // fails, does without reading memory in handlers. Signal-safe.
 bool memory_reading_works() noexcept;
 
-// read_memory as an ojx::memory_reader, for the profiler's `memory` policy and decode_previous_access.
+// read_memory as an ojx::memory_reader, for the profiler's `memory` policy and decode_previous_access. A handler
+// sets `method` from read_method_for before it reads and puts system_call back before it returns.
 struct process_memory {
+    read_method method = read_method::system_call;
     // Signal-safe: see read_memory.
-    bool read(std::uint64_t where, void* out, std::size_t size) noexcept { return read_memory(where, out, size); }
+    bool read(std::uint64_t where, void* out, std::size_t size) noexcept {
+        return read_memory(where, out, size, method);
+    }
 };
 
 static_assert(ojx::memory_reader<process_memory>);

@@ -21,6 +21,7 @@
 // `arm` and `disarm` must be serialized by the caller (the agents do it with the profiler's lock).
 #pragma once
 
+#include "ojx/hardware/fault_safe_read.hpp"
 #include "ojx/hardware/perf_events.hpp"
 #include "ojx/sampler.hpp"
 
@@ -65,14 +66,18 @@ struct backend_options {
     std::uint32_t max_random_steps = 3; // decode: steps 0..this before looking for a memory access
     std::uint32_t max_steps = 256;      // decode: give up on a sample after this many steps
     std::uint64_t seed = 1;
+    bool guarded_reads = true; // handlers read memory by guarded loads where they can (fault_safe_read.hpp)
 };
 
 // Where samples and traps go. Called from signal handlers on the sampled thread, with the interrupted context
-// (for stack walks): must follow the signal-safety contract above.
+// (for stack walks) and how memory may be read until the callback returns (read_method_for, already asked):
+// must follow the signal-safety contract above.
 struct backend_delivery {
     void* target = nullptr;
-    void (*on_sample)(void* target, const access_sample& sample, const ucontext_t& context) noexcept = nullptr;
-    void (*on_trap)(void* target, const watchpoint_trap& trap, const ucontext_t& context) noexcept = nullptr;
+    void (*on_sample)(void* target, const access_sample& sample, const ucontext_t& context,
+                      read_method reads) noexcept = nullptr;
+    void (*on_trap)(void* target, const watchpoint_trap& trap, const ucontext_t& context,
+                    read_method reads) noexcept = nullptr;
 };
 
 // Counters updated from signal handlers (relaxed atomics: any thread's handler may bump them).
@@ -116,15 +121,18 @@ public:
     void detach_current_thread() noexcept;
     std::size_t attached_threads() const noexcept { return attached_.load(std::memory_order_relaxed); }
 
-    // Signal-safe: the interrupted call stack, leaf first — the pc, then the return addresses found by walking
+    // Signal-safe: the call stack `context` interrupted on the calling thread, `tid` (the caller knows it: asking
+    // costs a system call), leaf first — the pc, then the return addresses found by walking
     // frame pointers, each minus one so that it falls inside its call instruction. The walk stays inside the
     // calling thread's stack bounds (recorded at attach), so it reads nothing that could fault; code built
     // without frame pointers yields a shorter path. Returns the number of frames written.
-    static std::size_t capture_stack(const ucontext_t& context, std::uint64_t* frames, std::size_t max) noexcept;
+    static std::size_t capture_stack(const ucontext_t& context, pid_t tid, std::uint64_t* frames,
+                                     std::size_t max) noexcept;
 
     // One line each, for the report and the start-up message: what was chosen and why.
     const std::string& sampler_description() const noexcept { return sampler_description_; }
     const std::string& watchpoint_description() const noexcept { return watchpoint_description_; }
+    const std::string& memory_read_description() const noexcept { return memory_read_description_; }
     sampler_kind chosen_sampler() const noexcept { return chosen_; }
     const capabilities& machine() const noexcept { return caps_; }
     const backend_counters& counters() const noexcept { return counters_; }
@@ -160,6 +168,7 @@ private:
     sampler_kind chosen_ = sampler_kind::none;
     std::string sampler_description_;
     std::string watchpoint_description_;
+    std::string memory_read_description_;
     std::size_t slots_ = 0; // debug registers in use
     bool compares_at_sample_ = false;
     std::size_t sample_slots_ = 0;

@@ -171,7 +171,7 @@ private:
     };
     // Signal-safe: the backend's delivery callbacks (for samples and for traps). Only tries the lock.
     template <class Event, void (profiler_type::*handle)(const Event&) noexcept>
-    static void deliver(void* self, const Event& event, const ucontext_t& context) noexcept {
+    static void deliver(void* self, const Event& event, const ucontext_t& context, read_method reads) noexcept {
         auto& session = *static_cast<profiling_session*>(self);
         constexpr bool is_sample = std::is_same_v<Event, access_sample>;
         if (session.paused()) {
@@ -193,12 +193,14 @@ private:
         // paths would fill the context tree, which allocation contexts share.
         if constexpr (is_sample) {
             if (session.profiler_->tracks(event.effective_address))
-                with_context.access_context = session.access_context(context);
+                with_context.access_context = session.access_context(context, static_cast<pid_t>(event.thread));
         } else {
-            with_context.access_context = session.access_context(context);
+            with_context.access_context = session.access_context(context, static_cast<pid_t>(event.thread));
         }
+        session.memory_.method = reads; // for this handler's reads only: set back before the lock is released
         session.handle([&]() noexcept { (*session.profiler_.*handle)(with_context); }, with_context);
         if constexpr (is_sample) session.compare_at_sample(with_context);
+        session.memory_.method = read_method::system_call;
         session.lock_.unlock();
     }
     // Signal-safe, with the lock held: where pairs are compared at the sample, the watches `sample` armed are
@@ -220,8 +222,8 @@ private:
     // With the lock held: the tree node of the allocation stack `frames` (leaf first), and the allocation itself.
     context_id insert_allocation_context(std::span<const std::uint64_t> frames) noexcept;
     std::optional<object_info> handle_allocation(const allocation_event& allocation);
-    // Signal-safe, with the lock held: the access context of the interrupted code.
-    context_id access_context(const ucontext_t& context) noexcept;
+    // Signal-safe, with the lock held: the access context of the interrupted code, on thread `tid`.
+    context_id access_context(const ucontext_t& context, pid_t tid) noexcept;
 
     // With the lock held: hands `event` to the profiler (`deliver`) and, while recording, appends it to the trace
     // with the tree nodes inserted before it and the profiler's reads and arms. Signal-safe if `deliver` is.
