@@ -20,7 +20,7 @@
 // phase, outside the timed work).
 //
 //   steady_overhead [--threads N] [--rounds N] [--phase-sweeps N] [--churn N] [--rate R] [--slots N]
-//                   [--sampler auto|decode|timer|...]
+//                   [--sampler auto|decode|timer|...] [--reads auto|syscall]
 #include "ojx/hardware/profiling_session.hpp"
 #include "ojx/random.hpp"
 
@@ -55,6 +55,7 @@ struct settings {
     double rate = 200;
     std::size_t slots = 4;
     sampler_kind sampler = sampler_kind::automatic;
+    bool guarded_reads = true; // --reads auto (guarded loads where allowed) or syscall (process_vm_readv only)
 };
 
 enum arm : int { plain, tracked, profiled, arm_count };
@@ -176,6 +177,15 @@ bool parse(int argc, char** argv, settings& s) {
             s.sampler = *kind;
             continue;
         }
+        if (name == "--reads") {
+            const std::string_view reads = argv[i + 1];
+            if (reads != "auto" && reads != "syscall") {
+                std::fprintf(stderr, "steady_overhead: --reads wants auto or syscall, not '%s'\n", argv[i + 1]);
+                return false;
+            }
+            s.guarded_reads = reads == "auto";
+            continue;
+        }
         char* end = nullptr;
         const double value = std::strtod(argv[i + 1], &end);
         if (end == argv[i + 1] || *end != '\0' || !(value >= 0)) {
@@ -211,12 +221,14 @@ int main(int argc, char** argv) {
     options.backend.samples_per_second = s.rate;
     options.backend.watchpoint_slots = s.slots;
     options.backend.sampler = s.sampler;
+    options.backend.guarded_reads = s.guarded_reads;
     if (auto error = session.start(options)) {
         std::fprintf(stderr, "steady_overhead: %s\n", error->c_str());
         return 1;
     }
-    std::printf("sampler: %s\nwatchpoints: %s\n", session.backend().sampler_description().c_str(),
-                session.backend().watchpoint_description().c_str());
+    std::printf("sampler: %s\nwatchpoints: %s\nmemory reads: %s\n", session.backend().sampler_description().c_str(),
+                session.backend().watchpoint_description().c_str(),
+                session.backend().memory_read_description().c_str());
 
     // times[thread][round][arm]
     std::vector<std::vector<std::array<double, arm_count>>> times(
