@@ -28,7 +28,7 @@ std::vector<option_spec> common_agent_options() {
          {"auto", "on", "off"}},
         {"reads", option_kind::choice, "auto",
          "how signal handlers read the program's memory: auto (a load guarded by a SIGSEGV/SIGBUS handler that "
-         "chains to the program's, ≈ 10 ns, with process_vm_readv while another handler has replaced it) or "
+         "chains to the program's, a few ns, with process_vm_readv while another handler has replaced it) or "
          "syscall (process_vm_readv only, ≈ 1–2.5 µs, and no SIGSEGV/SIGBUS handler installed)",
          {"auto", "syscall"}},
         {"seed", option_kind::count, "1", "seed of the sampling and pairing randomness"},

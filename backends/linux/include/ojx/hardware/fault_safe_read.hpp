@@ -3,12 +3,13 @@
 // watchpoint and may be unmapped, PROT_NONE or freed by another thread a moment ago, so a plain load could
 // raise SIGSEGV inside a signal handler. Two ways to read:
 //  * a system call: process_vm_readv(2) on our own pid makes the kernel do the copy and report EFAULT instead.
-//    Always safe, and ≈ 1–2.5 µs on a Firecracker VM: a sample needs about seven reads.
+//    Always safe, and 1.7–3.4 µs on a Firecracker VM: a sample needs about seven reads.
 //  * a guarded load (as async-profiler's SafeAccess does): one copy instruction whose fault our SIGSEGV/SIGBUS
-//    handler turns into a failed read, ≈ 10 ns. It needs that handler to be the process's at the moment of the
-//    read, and neither signal blocked (the kernel kills a thread that faults with SIGSEGV blocked), so a handler
-//    checks both before it reads this way (read_method_for) and falls back to the system call otherwise. Faults
-//    that are not ours go on to the handler we displaced, or to the default action, as without us.
+//    handler turns into a failed read, ≈ 5 ns (bench/RESULTS.md, session 11). It needs that handler to be the
+//    process's at the moment of the read, and neither signal blocked (the kernel kills a thread that faults with
+//    SIGSEGV blocked), so a handler checks both before it reads this way (read_method_for) and falls back to the
+//    system call otherwise. Faults that are not ours go on to the handler we displaced, or to the default
+//    action, as without us.
 #pragma once
 
 #include "ojx/sampler.hpp"
@@ -53,9 +54,10 @@ read_method read_method_for(const ucontext_t& interrupted) noexcept;
 // Signal-safe.
 void refresh_cached_pid() noexcept;
 
-// True when read_memory works in this process. process_vm_readv can be forbidden (seccomp profiles of some
-// container runtimes, kernels without CONFIG_CROSS_MEMORY_ATTACH); the backend calls this at start-up and, if it
-// fails, does without reading memory in handlers. Signal-safe.
+// True when read_memory by system call works in this process. process_vm_readv can be forbidden (seccomp profiles
+// of some container runtimes, kernels without CONFIG_CROSS_MEMORY_ATTACH); there every system-call read fails as
+// unreadable (counted, never a fault), while guarded loads still work. The backend does not consult it; the tests
+// use it to check the machine. Signal-safe.
 bool memory_reading_works() noexcept;
 
 // read_memory as an ojx::memory_reader, for the profiler's `memory` policy and decode_previous_access. A handler
