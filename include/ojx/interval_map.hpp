@@ -7,8 +7,8 @@
 //    system call and run in bounded time, on any number of threads at once, including in a signal handler that
 //    interrupted the writer. lookup() never returns a torn record: an answer is returned only if no update
 //    overlapped the read (one seqlock generation for the whole map). If updates keep overlapping the read, or the
-//    reader interrupted the writer in the middle of an update, lookup() gives up after config.read_attempts tries
-//    and answers `busy`. lookup_many() is lookup() per address, with the same protocol and the same answers (each
+//    reader interrupted the writer in the middle of an update, lookup() gives up after config.read_attempts full
+//    passes and answers `busy`. lookup_many() is lookup() per address, with the same protocol and the same answers (each
 //    validated on its own, so an update between two addresses of one batch is seen by the later ones); prefetch()
 //    stores nothing and answers nothing.
 //  * Writer: one thread at a time (the caller serializes allocation, free and GC events) calls everything else:
@@ -18,7 +18,7 @@
 //    destructor or reclaim_retired(), because a reader may still be scanning them. The map is neither copyable nor
 //    movable: readers in signal handlers hold its address.
 //
-// Layout. An open-addressing table (linear probing) of cells {begin, end, payload words}, each word a
+// Layout. An open-addressing table (linear probing) of cells {begin, size, payload words}, each word a
 // std::atomic<std::uint64_t> accessed with relaxed loads and stores inside the seqlock. Objects are filed by size
 // in levels of granules: level k has granules of 2^(granule_shift + k·level_step) bytes, and an object of size sz
 // goes to the lowest level k with sz <= 2^(granule_shift + (k+1)·level_step) (the top level takes the rest), so it
@@ -27,9 +27,10 @@
 // scans to the first empty cell, answering with the first cell whose range contains a (objects never overlap, so
 // any containing cell is the answer). Only levels that hold objects are probed; with objects of similar sizes that
 // is one level. Homes are even cells of a 64-byte-aligned table, so a probe starts with one cache line holding two
-// cells, examined without data-dependent branches; the hash is multiply-shift (Fibonacci) hashing, which spreads the
-// consecutive granules of a contiguous heap evenly, so most lookups end in that first line. Deletion compacts the
-// affected runs toward their homes (backward shift, no tombstones).
+// cells; the hash is multiply-shift (Fibonacci) hashing, which spreads the consecutive granules of a contiguous
+// heap evenly, so most lookups end in that first line. lookup() decides that case inline, without a loop or a
+// data-dependent branch, and leaves everything else to an out-of-line full pass. Deletion compacts the affected
+// runs toward their homes (backward shift, no tombstones).
 //
 // Latency and throughput. A lookup in a table larger than the caches costs one DRAM access to its home line
 // (≈ 200 ns on this project's VMs), and independent lookups overlap only a few of those: each lookup's work
@@ -108,7 +109,7 @@ struct interval_map_config {
     unsigned level_step = 6;
     // Growth threshold, 10..90.
     unsigned max_load_percent = 50;
-    // How many times a reader retries before answering `busy` (at least 1).
+    // How many full passes a reader makes, after its first look at one line, before answering `busy` (at least 1).
     unsigned read_attempts = 16;
     // Called (writer side) on each new table of 4 MiB or more, which is 2 MiB-aligned: a place for an OS backend
     // to ask for huge pages (random probes of a large table otherwise pay a TLB miss each). The core makes no
@@ -130,12 +131,31 @@ inline constexpr std::memory_order data_load = std::memory_order_relaxed;
 inline constexpr std::memory_order data_store = std::memory_order_relaxed;
 #endif
 
-// Hides a value from the optimizer, so that it is computed as written (here: without branches).
-inline void opaque(std::uint64_t& value) noexcept {
-#if defined(__GNUC__)
-    __asm__("" : "+r"(value));
+// Sets x0, x1, x2 to y0, y1, y2 unless offset < limit, by conditional moves: never a branch. (GCC turns several
+// ternaries on one condition into one branch, whatever the hints.)
+OJX_INTERVAL_MAP_INLINE void keep_below(std::uint64_t offset, std::uint64_t limit, std::uint64_t& x0, std::uint64_t y0,
+                                        std::uint64_t& x1, std::uint64_t y1, std::uint64_t& x2,
+                                        std::uint64_t y2) noexcept {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __asm__("cmp %[limit], %[offset]\n\tcmovae %[y0], %[x0]\n\tcmovae %[y1], %[x1]\n\tcmovae %[y2], %[x2]"
+            : [x0] "+r"(x0), [x1] "+r"(x1), [x2] "+r"(x2)
+            : [offset] "r"(offset), [limit] "r"(limit), [y0] "r"(y0), [y1] "r"(y1), [y2] "r"(y2)
+            : "cc");
 #else
-    (void)value;
+    const bool keep = offset < limit;
+    x0 = keep ? x0 : y0;
+    x1 = keep ? x1 : y1;
+    x2 = keep ? x2 : y2;
+#endif
+}
+
+// Hides a pointer from the optimizer anew at every execution, so that it is not hoisted out of a loop.
+template <class T>
+OJX_INTERVAL_MAP_INLINE void opaque_every_time(T*& pointer) noexcept {
+#if defined(__GNUC__)
+    __asm__ volatile("" : "+r"(pointer));
+#else
+    (void)pointer;
 #endif
 }
 
@@ -159,11 +179,18 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
-// Home cell of granule g of level k in a table of 2^(64 - hash_shift) cells: Fibonacci (multiply-shift)
-// hashing, which spreads runs of consecutive granules evenly. Homes are even cells.
-inline std::size_t home(unsigned level, std::uint64_t granule, unsigned hash_shift) noexcept {
-    const std::uint64_t x = (granule + std::uint64_t{level} * 0xD6E8FEB86659FD93ULL) * 0x9E3779B97F4A7C15ULL;
-    return static_cast<std::size_t>(x >> hash_shift) & ~std::size_t{1};
+// A level's key: a per-level salt for the hash, with the level's granule shift in its low six bits (so that one
+// load gives a reader both) and bit 6 set, so that no key is zero (zero stands for "no level").
+inline std::uint64_t level_key(unsigned level, unsigned granule_shift) noexcept {
+    return ((std::uint64_t{level} * 0xD6E8FEB86659FD93ULL * 0x9E3779B97F4A7C15ULL) & ~std::uint64_t{127}) | 64U |
+           granule_shift;
+}
+
+// Home cell of granule g of the level with key `key` in a table of 2^(65 - line_shift) cells (2^(64 - line_shift)
+// lines of two cells): Fibonacci (multiply-shift) hashing, which spreads runs of consecutive granules evenly, salted
+// by the level. Homes are even cells, the first of a line.
+inline std::size_t home(std::uint64_t key, std::uint64_t granule, unsigned line_shift) noexcept {
+    return static_cast<std::size_t>((granule * 0x9E3779B97F4A7C15ULL + key) >> line_shift) << 1;
 }
 
 } // namespace interval_map_detail
@@ -193,9 +220,12 @@ public:
             throw std::invalid_argument("ojx::interval_map: invalid configuration");
         }
         levels_ = (63 - granule_shift_) / level_step_ + 1;
+        for (unsigned k = 0; k < levels_; ++k) {
+            level_keys_[k] = interval_map_detail::level_key(k, shift(k));
+        }
         std::size_t cells = std::bit_ceil(std::max<std::size_t>(config.initial_capacity, 16));
         current_ = std::make_unique<table>(cells, config_.advise_large_table);
-        table_.store(current_.get(), std::memory_order_release);
+        view_.store(current_->view(), std::memory_order_release);
     }
 
     // Call only when no lookup can be in flight.
@@ -206,14 +236,45 @@ public:
     interval_map(interval_map&&) = delete;
     interval_map& operator=(interval_map&&) = delete;
 
-    // The object enclosing address a. Signal-safe: no lock, no allocation, no system call, bounded time (at most
-    // read_attempts passes over the probed runs); any thread, any time, concurrently with the writer.
+    // The object enclosing address a. Signal-safe: no lock, no allocation, no system call, bounded time (one look
+    // at a line, then at most read_attempts full passes over the probed runs); any thread, any time, concurrently
+    // with the writer.
+    //
+    // The common case is decided here, inline and without a loop: the home line of the lowest level that holds
+    // objects (at 1 M objects of 1-4 KiB, about three lookups in four). Everything else (other levels, runs longer
+    // than a line, addresses in no object, an update in progress) goes to lookup_slow, which starts over. While a
+    // lookup waits for its line, every later instruction of it waits in the processor's window; the fewer there
+    // are, the more lookups' misses overlap (bench/RESULTS.md, "lone lookup").
     [[nodiscard]] OJX_INTERVAL_MAP_INLINE lookup_result lookup(address a) const noexcept {
-        lookup_result result{lookup_status::absent, empty_entry()}; // built in place in the return slot
-        if (!try_read(a, result)) [[unlikely]] {
-            retry(a, result);
+        // The reader's words are read as offsets from one register: left to itself, GCC keeps each one's address
+        // in a register of its own across a loop of lookups, and spills them.
+        const interval_map* self = this;
+        interval_map_detail::opaque_every_time(self);
+        const std::uint64_t g1 = self->gen_.load(std::memory_order_acquire);
+        const table_view t = table_view::unpack(self->view_.load(std::memory_order_acquire));
+        const std::uint64_t key = self->first_key_.load(interval_map_detail::data_load);
+        if (((g1 & 1U) == 0) && key != 0) [[likely]] {
+            // Homes are even cells of a 64-byte-aligned table: the home cell and the next share a line. The answer
+            // is the home cell if it contains a, else the next one (any containing cell is the answer: objects
+            // never overlap), chosen by conditional moves and then checked: no branch on which, which would be
+            // mispredicted for about a third of lookups.
+            const std::atomic<std::uint64_t>* home = t.cell(t.home(key, a));
+            const std::atomic<std::uint64_t>* next = home + cell_words;
+            std::uint64_t begin = home[0].load(interval_map_detail::data_load);
+            std::uint64_t size = home[1].load(interval_map_detail::data_load);
+            auto chosen = reinterpret_cast<std::uintptr_t>(home);
+            interval_map_detail::keep_below(a - begin, size, begin, next[0].load(interval_map_detail::data_load),
+                                            size, next[1].load(interval_map_detail::data_load), chosen,
+                                            reinterpret_cast<std::uintptr_t>(next));
+            const auto payload = read_payload(reinterpret_cast<const std::atomic<std::uint64_t>*>(chosen));
+            if constexpr (interval_map_detail::use_fences) {
+                std::atomic_thread_fence(std::memory_order_acquire);
+            }
+            if (a - begin < size && self->gen_.load(std::memory_order_relaxed) == g1) [[likely]] {
+                return found(stored_cell{begin, size, payload});
+            }
         }
-        return result;
+        return lookup_slow(a);
     }
 
     // How many addresses lookup_many prefetches at a time before resolving them: enough lines in flight to cover a
@@ -227,13 +288,12 @@ public:
     // no store, bounded time; it cannot fault (a stale table it may name stays allocated while readers may run,
     // and a prefetch of any address is harmless).
     OJX_INTERVAL_MAP_INLINE void prefetch(address a) const noexcept {
-        const table* t = table_.load(std::memory_order_acquire);
+        const table_view t = table_view::unpack(view_.load(std::memory_order_acquire));
         for (std::uint64_t levels = level_mask_.load(interval_map_detail::data_load); levels != 0;
              levels &= levels - 1) {
-            const auto k = static_cast<unsigned>(std::countr_zero(levels));
-            const std::size_t i = interval_map_detail::home(k, a >> shift(k), t->hash_shift);
-            interval_map_detail::prefetch_line(t->cell(i));
-            interval_map_detail::prefetch_line(t->cell((i + 2) & t->mask));
+            const std::size_t i = t.home(level_keys_[std::countr_zero(levels)], a);
+            interval_map_detail::prefetch_line(t.cell(i));
+            interval_map_detail::prefetch_line(t.cell((i + 2) & t.mask()));
         }
     }
 
@@ -316,10 +376,10 @@ public:
     void clear() noexcept {
         write_begin();
         wmask_ = 0;
-        level_mask_.store(0, interval_map_detail::data_store);
+        publish_levels();
         write_end();
         // Readers that overlapped the update above fail validation; this fence makes any of them that sees a wiped
-        // cell also see the new generation (readers that start later see no level and read no cell).
+        // cell also see the new generation (readers that start later see no level, first_key_ 0, and read no cell).
         if constexpr (interval_map_detail::use_fences) {
             std::atomic_thread_fence(std::memory_order_release);
         }
@@ -424,7 +484,7 @@ public:
             ++objects;
             const unsigned s = shift(k);
             for (std::uint64_t g = b >> s; g <= (e - 1) >> s; ++g) {
-                if (!run_contains(t, interval_map_detail::home(k, g, t.hash_shift), b)) {
+                if (!run_contains(t, home_cell(t, k, g), b)) {
                     return false;
                 }
             }
@@ -447,24 +507,27 @@ public:
                 mask |= std::uint64_t{1} << k;
             }
         }
-        return mask == wmask_ && mask == level_mask_.load(std::memory_order_relaxed);
+        const std::uint64_t first_key = mask == 0 ? 0 : level_keys_[std::countr_zero(mask)];
+        return mask == wmask_ && mask == level_mask_.load(std::memory_order_relaxed) &&
+               first_key == first_key_.load(std::memory_order_relaxed);
     }
 
 private:
     static constexpr std::size_t payload_words = sizeof(Payload) / 8;
     static constexpr std::size_t cell_words = 2 + payload_words;
 
-    // One table of cells. Word layout of cell i: [begin, end, payload...]; end == 0 marks an empty cell (no object
-    // ends at address 0). Never modified after it stops being current.
+    // One table of cells. Word layout of cell i: [begin, size, payload...]; size == 0 marks an empty cell. (The
+    // size rather than the end, because a reader then tests b <= a < b + size as one subtraction and one
+    // comparison: a - b < size.) Never modified after it stops being current.
     struct table {
         std::size_t mask;      // cells - 1
-        unsigned hash_shift;   // 64 - log2(cells)
+        unsigned line_shift;   // 64 - log2(lines), a line being two cells
         std::size_t bytes;     // of the word array
         std::size_t alignment; // of the word array
         std::atomic<std::uint64_t>* words;
 
         table(std::size_t cells, void (*advise_large)(void*, std::size_t))
-            : mask(cells - 1), hash_shift(64U - static_cast<unsigned>(std::countr_zero(cells))),
+            : mask(cells - 1), line_shift(65U - static_cast<unsigned>(std::countr_zero(cells))),
               bytes(cells * cell_words * sizeof(std::uint64_t)),
               alignment(bytes >= (std::size_t{4} << 20) ? (std::size_t{2} << 20) : 64) {
             void* memory = ::operator new(bytes, std::align_val_t{alignment});
@@ -480,6 +543,34 @@ private:
             return words + i * cell_words;
         }
         [[nodiscard]] std::atomic<std::uint64_t>* cell(std::size_t i) noexcept { return words + i * cell_words; }
+
+        // This table as a reader sees it, packed into one word.
+        [[nodiscard]] std::uint64_t view() const noexcept {
+            return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(words)) | line_shift;
+        }
+    };
+
+    // What a reader needs of the current table, packed into one word (view_) so that one load gives all of it: the
+    // address of the cell array, which is 64-byte aligned, with the table's line shift in the low six bits.
+    struct table_view {
+        const std::atomic<std::uint64_t>* words;
+        unsigned line_shift;
+
+        static OJX_INTERVAL_MAP_INLINE table_view unpack(std::uint64_t view) noexcept {
+            return {reinterpret_cast<const std::atomic<std::uint64_t>*>(
+                        static_cast<std::uintptr_t>(view & ~std::uint64_t{63})),
+                    static_cast<unsigned>(view & 63U)};
+        }
+        [[nodiscard]] OJX_INTERVAL_MAP_INLINE std::size_t mask() const noexcept {
+            return ~std::size_t{0} >> (line_shift - 1); // cells - 1, cells being 2^(65 - line_shift)
+        }
+        [[nodiscard]] OJX_INTERVAL_MAP_INLINE const std::atomic<std::uint64_t>* cell(std::size_t i) const noexcept {
+            return words + i * cell_words;
+        }
+        // Home cell of address a at the level with key `key` (which carries the level's granule shift).
+        [[nodiscard]] OJX_INTERVAL_MAP_INLINE std::size_t home(std::uint64_t key, address a) const noexcept {
+            return interval_map_detail::home(key, a >> (key & 63U), line_shift);
+        }
     };
 
     // A cell's contents, copied out (writer side) or to be stored.
@@ -522,6 +613,11 @@ private:
 
     [[nodiscard]] unsigned shift(unsigned level) const noexcept { return granule_shift_ + level * level_step_; }
 
+    // Writer side: home cell of granule g of level k in table t.
+    [[nodiscard]] std::size_t home_cell(const table& t, unsigned k, std::uint64_t g) const noexcept {
+        return interval_map_detail::home(level_keys_[k], g, t.line_shift);
+    }
+
     // The lowest level whose granule is at least size / 2^level_step (the top level takes everything larger).
     [[nodiscard]] unsigned level_of(std::uint64_t size) const noexcept {
         const auto w = static_cast<unsigned>(std::bit_width(size - 1)); // size <= 2^w
@@ -537,116 +633,89 @@ private:
         return static_cast<std::size_t>(((e - 1) >> s) - (b >> s) + 1);
     }
 
-    // Reader: one seqlock-validated pass. Signal-safe.
-    OJX_INTERVAL_MAP_INLINE bool try_read(address a, lookup_result& result) const noexcept {
-        const std::uint64_t g1 = gen_.load(std::memory_order_acquire);
-        if ((g1 & 1U) != 0) {
-            return false;
-        }
-        const table* t = table_.load(std::memory_order_acquire);
-        probe(*t, level_mask_.load(interval_map_detail::data_load), a, result);
-        if constexpr (interval_map_detail::use_fences) {
-            std::atomic_thread_fence(std::memory_order_acquire);
-        }
-        return gen_.load(std::memory_order_relaxed) == g1;
-    }
-
-    // Reader: the first pass overlapped an update; back off and try again, a bounded number of times (the update
-    // may belong to the very thread this signal handler interrupted). Signal-safe.
-    OJX_INTERVAL_MAP_NOINLINE void retry(address a, lookup_result& result) const noexcept {
-        for (unsigned attempt = 1; attempt < read_attempts_; ++attempt) {
-            const unsigned spins = 1U << std::min(attempt - 1, 5U);
+    // Reader: what lookup's look at one line did not decide. Up to read_attempts full passes, backing off between
+    // them (an update in progress may belong to the very thread this signal handler interrupted); then `busy`. Out
+    // of line, so that the code around an inlined lookup stays small and keeps the answer in registers.
+    // Signal-safe.
+    OJX_INTERVAL_MAP_NOINLINE lookup_result lookup_slow(address a) const noexcept {
+        for (unsigned attempt = 0; attempt < read_attempts_; ++attempt) {
+            const unsigned spins = attempt == 0 ? 0U : 1U << std::min(attempt - 1, 5U);
             for (unsigned i = 0; i < spins; ++i) {
                 interval_map_detail::cpu_relax();
             }
-            if (try_read(a, result)) {
-                return;
+            const std::uint64_t g1 = gen_.load(std::memory_order_acquire);
+            const lookup_result result = probe(table_view::unpack(view_.load(std::memory_order_acquire)),
+                                               level_mask_.load(interval_map_detail::data_load), a);
+            if constexpr (interval_map_detail::use_fences) {
+                std::atomic_thread_fence(std::memory_order_acquire);
+            }
+            if (((g1 & 1U) | (gen_.load(std::memory_order_relaxed) ^ g1)) == 0) {
+                return result;
             }
         }
-        result.status = lookup_status::busy;
-        result.value = empty_entry();
+        return lookup_result{lookup_status::busy, empty_entry()};
     }
 
-    // Reader core. Signal-safe.
-    //
-    // Homes are even cells and tables are 64-byte aligned, so the home cell and the next one share a cache line
-    // (with 32-byte cells). Both are examined without data-dependent branches: a containing cell among them is the
-    // answer (objects never overlap, so it does not matter which run it belongs to), and an empty one ends the run.
-    // Only the rare run that fills the whole line continues with a plain scan. Keeping the common path short and
-    // free of mispredicted branches lets the processor overlap the cache misses of consecutive lookups.
-    OJX_INTERVAL_MAP_INLINE void probe(const table& t, std::uint64_t levels, address a,
-                                       lookup_result& out) const noexcept {
+    // Reader: one full pass (to be validated by the seqlock): at every level that holds objects, the run from the
+    // home cell, to its first empty cell. Signal-safe.
+    lookup_result probe(const table_view t, std::uint64_t levels, address a) const noexcept {
         using interval_map_detail::data_load;
-        while (levels != 0) {
-            const auto k = static_cast<unsigned>(std::countr_zero(levels));
-            levels &= levels - 1;
-            std::size_t i = interval_map_detail::home(k, a >> shift(k), t.hash_shift);
-            const std::atomic<std::uint64_t>* c = t.cell(i); // cells i and i + 1 exist: i is even, the size even
-            const std::uint64_t b0 = c[0].load(data_load);
-            const std::uint64_t e0 = c[1].load(data_load);
-            const std::uint64_t b1 = c[cell_words].load(data_load);
-            const std::uint64_t e1 = c[cell_words + 1].load(data_load);
-            // a - b < e - b  <=>  b <= a < e (for b < e; an empty cell, b = e = 0, contains nothing). Computed as
-            // integers and laundered, so that the compiler makes one branch of it, not one per comparison.
-            std::uint64_t hit0 = static_cast<std::uint64_t>(a - b0 < e0 - b0);
-            std::uint64_t hits = hit0 | (static_cast<std::uint64_t>(a - b1 < e1 - b1) << 1);
-            interval_map_detail::opaque(hits);
-            if (hits != 0) [[likely]] {
-                found_at(c + (hit0 ^ 1U) * cell_words, out); // the home cell if it contains a, else the next
-                return;
-            }
-            if ((static_cast<unsigned>(e0 == 0) | static_cast<unsigned>(e1 == 0)) != 0) {
-                continue; // the run from the home ended without a containing cell
-            }
-            i = (i + 2) & t.mask;
+        const std::size_t mask = t.mask();
+        for (; levels != 0; levels &= levels - 1) {
+            std::size_t i = t.home(level_keys_[std::countr_zero(levels)], a);
             // Bounded by the table size even if a concurrent update leaves no empty cell in view.
-            for (std::size_t n = 2; n <= t.mask; ++n) {
-                c = t.cell(i);
-                const std::uint64_t e = c[1].load(data_load);
-                if (e == 0) {
+            for (std::size_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
+                const std::atomic<std::uint64_t>* c = t.cell(i);
+                const std::uint64_t size = c[1].load(data_load);
+                if (size == 0) {
                     break;
                 }
-                const std::uint64_t b = c[0].load(data_load);
-                if (b <= a && a < e) {
-                    found_at(c, out);
-                    return;
+                if (a - c[0].load(data_load) < size) { // b <= a < b + size
+                    return found(read_stored(c));
                 }
-                i = (i + 1) & t.mask;
             }
         }
-        out.status = lookup_status::absent;
-        out.value = empty_entry();
+        return lookup_result{lookup_status::absent, empty_entry()};
     }
 
-    // Reader: the record in cell c (its line is already in the cache). Signal-safe.
-    static OJX_INTERVAL_MAP_INLINE void found_at(const std::atomic<std::uint64_t>* c, lookup_result& out) noexcept {
+    // A cell's words as stored: begin, size (0: empty), payload.
+    struct stored_cell {
+        std::uint64_t begin;
+        std::uint64_t size;
+        std::array<std::uint64_t, payload_words> payload;
+    };
+
+    // Cell c's payload words as they are now. Signal-safe.
+    static OJX_INTERVAL_MAP_INLINE std::array<std::uint64_t, payload_words> read_payload(
+        const std::atomic<std::uint64_t>* c) noexcept {
         std::array<std::uint64_t, payload_words> words;
         for (std::size_t w = 0; w < payload_words; ++w) {
             words[w] = c[2 + w].load(interval_map_detail::data_load);
         }
-        out.status = lookup_status::found;
-        out.value.begin = c[0].load(interval_map_detail::data_load);
-        out.value.end = c[1].load(interval_map_detail::data_load);
-        out.value.payload = std::bit_cast<Payload>(words);
+        return words;
+    }
+
+    // Cell c's words as they are now. Signal-safe.
+    static OJX_INTERVAL_MAP_INLINE stored_cell read_stored(const std::atomic<std::uint64_t>* c) noexcept {
+        return stored_cell{c[0].load(interval_map_detail::data_load), c[1].load(interval_map_detail::data_load),
+                           read_payload(c)};
+    }
+
+    static OJX_INTERVAL_MAP_INLINE lookup_result found(const stored_cell& c) noexcept {
+        return lookup_result{lookup_status::found, entry{c.begin, c.begin + c.size, std::bit_cast<Payload>(c.payload)}};
     }
 
     // ---- writer-side cell access (the writer is the only thread that stores, so it reads without the seqlock)
 
     static raw_cell load_cell(const table& t, std::size_t i) noexcept {
-        const std::atomic<std::uint64_t>* c = t.cell(i);
-        raw_cell r;
-        r.begin = c[0].load(std::memory_order_relaxed);
-        r.end = c[1].load(std::memory_order_relaxed);
-        for (std::size_t w = 0; w < payload_words; ++w) {
-            r.payload[w] = c[2 + w].load(std::memory_order_relaxed);
-        }
-        return r;
+        const stored_cell c = read_stored(t.cell(i));
+        return raw_cell{c.begin, c.begin + c.size, c.payload};
     }
 
     static void store_cell(table& t, std::size_t i, const raw_cell& r) noexcept {
         std::atomic<std::uint64_t>* c = t.cell(i);
         c[0].store(r.begin, interval_map_detail::data_store);
-        c[1].store(r.end, interval_map_detail::data_store);
+        c[1].store(r.end - r.begin, interval_map_detail::data_store);
         for (std::size_t w = 0; w < payload_words; ++w) {
             c[2 + w].store(r.payload[w], interval_map_detail::data_store);
         }
@@ -675,7 +744,7 @@ private:
         const table& t = *current_;
         for (std::uint64_t levels = wmask_; levels != 0; levels &= levels - 1) {
             const auto k = static_cast<unsigned>(std::countr_zero(levels));
-            std::size_t i = interval_map_detail::home(k, a >> shift(k), t.hash_shift);
+            std::size_t i = home_cell(t, k, a >> shift(k));
             for (; occupied(t, i); i = (i + 1) & t.mask) {
                 const raw_cell c = load_cell(t, i);
                 if (c.begin <= a && a < c.end) {
@@ -697,7 +766,7 @@ private:
             }
             const raw_cell c = load_cell(t, i);
             const unsigned k = level_of(c.end - c.begin);
-            std::size_t j = interval_map_detail::home(k, c.begin >> shift(k), t.hash_shift);
+            std::size_t j = home_cell(t, k, c.begin >> shift(k));
             while (occupied(t, j) && begin_at(t, j) != c.begin) {
                 j = (j + 1) & t.mask;
             }
@@ -712,7 +781,7 @@ private:
         const unsigned k = level_of(c.end - c.begin);
         const unsigned s = shift(k);
         for (std::uint64_t g = c.begin >> s; g <= (c.end - 1) >> s; ++g) {
-            std::size_t i = interval_map_detail::home(k, g, t.hash_shift);
+            std::size_t i = home_cell(t, k, g);
             while (occupied(t, i)) {
                 i = (i + 1) & t.mask;
             }
@@ -748,7 +817,7 @@ private:
                 const auto k = static_cast<unsigned>(std::countr_zero(levels));
                 const unsigned s = shift(k);
                 for (std::uint64_t g = b >> s; g <= (e - 1) >> s; ++g) {
-                    for (std::size_t i = interval_map_detail::home(k, g, t.hash_shift); occupied(t, i);
+                    for (std::size_t i = home_cell(t, k, g); occupied(t, i);
                          i = (i + 1) & t.mask) {
                         const raw_cell c = load_cell(t, i);
                         if (overlaps(c)) {
@@ -801,7 +870,7 @@ private:
             place(t, *added);
             account(*added, true);
         }
-        level_mask_.store(wmask_, interval_map_detail::data_store);
+        publish_levels();
         write_end();
     }
 
@@ -838,7 +907,7 @@ private:
             const unsigned k = level_of(v.end - v.begin);
             const unsigned s = shift(k);
             for (std::uint64_t g = v.begin >> s; g <= (v.end - 1) >> s; ++g) {
-                std::size_t i = interval_map_detail::home(k, g, t.hash_shift);
+                std::size_t i = home_cell(t, k, g);
                 assert(occupied(t, i));
                 while (occupied(t, (i - 1) & t.mask)) {
                     i = (i - 1) & t.mask;
@@ -866,7 +935,7 @@ private:
                 const unsigned k = level_of(c.end - c.begin);
                 const unsigned s = shift(k);
                 for (std::uint64_t g = c.begin >> s; g <= (c.end - 1) >> s; ++g) {
-                    const std::size_t offset = (interval_map_detail::home(k, g, t.hash_shift) - start) & t.mask;
+                    const std::size_t offset = (home_cell(t, k, g) - start) & t.mask;
                     if (offset < length) {
                         homed_.push_back({offset, index});
                     }
@@ -907,7 +976,7 @@ private:
         }
         std::array<std::size_t, in_place_granules> run_starts{};
         for (std::uint64_t n = 0; n < granules; ++n) {
-            std::size_t start = interval_map_detail::home(k, first + n, t.hash_shift);
+            std::size_t start = home_cell(t, k, first + n);
             while (occupied(t, (start - 1) & t.mask)) {
                 start = (start - 1) & t.mask;
             }
@@ -920,7 +989,7 @@ private:
         }
         write_begin();
         for (std::uint64_t n = 0; n < granules; ++n) {
-            std::size_t hole = interval_map_detail::home(k, first + n, t.hash_shift);
+            std::size_t hole = home_cell(t, k, first + n);
             while (begin_at(t, hole) != v.begin) { // the granule's cell: reachable from its home, alone in its run
                 hole = (hole + 1) & t.mask;
             }
@@ -938,7 +1007,7 @@ private:
             store_cell(t, hole, raw_cell{});
         }
         account(v, false);
-        level_mask_.store(wmask_, interval_map_detail::data_store);
+        publish_levels();
         write_end();
         return true;
     }
@@ -955,7 +1024,7 @@ private:
         const std::size_t span = (position - start) & t.mask;
         std::size_t found = no_home;
         for (std::uint64_t g = c.begin >> s; g <= (c.end - 1) >> s; ++g) {
-            const std::size_t h = interval_map_detail::home(k, g, t.hash_shift);
+            const std::size_t h = home_cell(t, k, g);
             if (((h - start) & t.mask) <= span) {
                 if (found != no_home) {
                     return no_home;
@@ -980,10 +1049,16 @@ private:
         for_each_object(*current_, [&](const raw_cell& c) { place(*next, c); });
         retired_.reserve(retired_.size() + 1);
         write_begin();
-        table_.store(next.get(), std::memory_order_release);
+        view_.store(next->view(), std::memory_order_release);
         write_end();
         retired_.push_back(std::move(current_));
         current_ = std::move(next);
+    }
+
+    // Inside an update: tells readers which levels hold objects (wmask_).
+    void publish_levels() noexcept {
+        level_mask_.store(wmask_, interval_map_detail::data_store);
+        first_key_.store(wmask_ == 0 ? 0 : level_keys_[std::countr_zero(wmask_)], interval_map_detail::data_store);
     }
 
     void write_begin() noexcept {
@@ -1000,11 +1075,13 @@ private:
 
     // Read by readers (one cache line).
     alignas(64) std::atomic<std::uint64_t> gen_{0}; // seqlock generation; odd while an update is in progress
-    std::atomic<const table*> table_{nullptr};
+    std::atomic<std::uint64_t> view_{0}; // the current table (table_view)
     std::atomic<std::uint64_t> level_mask_{0}; // bit k set when level k holds objects
+    std::atomic<std::uint64_t> first_key_{0};  // key of the lowest level that holds objects; 0 if none
     const unsigned granule_shift_;
     const unsigned level_step_;
     const unsigned read_attempts_;
+    std::array<std::uint64_t, 64> level_keys_{}; // level_key(k, shift(k)); set by the constructor
 
     // Writer only.
     alignas(64) interval_map_config config_;
