@@ -412,3 +412,27 @@ TEST_CASE("tracks: inside a tracked object until it is freed; never in small obj
     f.prof.on_free(big);
     CHECK_FALSE(f.prof.tracks(big));
 }
+
+namespace {
+std::size_t advised_tables = 0;
+std::size_t advised_bytes = 0;
+void count_advice(void*, std::size_t bytes) {
+    ++advised_tables;
+    advised_bytes += bytes;
+}
+} // namespace
+
+TEST_CASE("the object map's large tables are offered to the configured huge-page hook") {
+    profiler_config config = fixture::small_config();
+    config.object_map_capacity = std::size_t{1} << 17; // a table of 4 MiB: the smallest the map offers
+    config.advise_large_table = count_advice;
+    advised_tables = 0;
+    advised_bytes = 0;
+    fixture f(config);
+    REQUIRE(advised_tables == 1);
+    REQUIRE(advised_bytes >= (std::size_t{4} << 20));
+    // And a small map offers nothing.
+    advised_tables = 0;
+    fixture small;
+    REQUIRE(advised_tables == 0);
+}

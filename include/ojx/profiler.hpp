@@ -72,6 +72,9 @@ struct profiler_config {
     std::size_t max_contexts = 1 << 16;         // allocation contexts with state; further ones are counted
     std::size_t context_tree_capacity = 1 << 16; // nodes, preallocated (≈ 60 bytes each)
     std::size_t object_map_capacity = 1 << 12;  // initial cells of the object map (it grows)
+    // Given to the object map (interval_map_config::advise_large_table): where an OS backend asks for huge pages
+    // for the map's large tables, whose random probes otherwise pay a TLB miss each.
+    void (*advise_large_table)(void* memory, std::size_t bytes) = nullptr;
     std::size_t access_contexts_per_context = 8; // heavy-hitter table of access contexts per allocation context
     // Mean bytes between sampled allocations when the allocation hook sees only a sample (JVMTI heap sampling);
     // 0: every allocation is seen. Allocation metrics are then scaled estimates (allocation_metrics.hpp).
@@ -157,7 +160,8 @@ public:
           watchpoints_(watchpoints),
           memory_(memory),
           contexts_(config_.context_tree_capacity),
-          objects_(interval_map_config{.initial_capacity = config_.object_map_capacity}),
+          objects_(interval_map_config{.initial_capacity = config_.object_map_capacity,
+                                       .advise_large_table = config_.advise_large_table}),
           pool_(watchpoints.slot_count(), config_.seed ^ 0x5eedULL),
           rng_(config_.seed),
           state_of_context_(config_.context_tree_capacity, no_state) {}
