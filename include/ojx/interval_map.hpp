@@ -270,8 +270,12 @@ public:
             if constexpr (interval_map_detail::use_fences) {
                 std::atomic_thread_fence(std::memory_order_acquire);
             }
-            if (a - begin < size && self->gen_.load(std::memory_order_relaxed) == g1) [[likely]] {
-                return found(stored_cell{begin, size, payload});
+            if (a - begin < size) [[likely]] {
+                if (self->gen_.load(std::memory_order_relaxed) == g1) [[likely]] {
+                    return found(stored_cell{begin, size, payload});
+                }
+            } else {
+                return lookup_rest(a, g1, home);
             }
         }
         return lookup_slow(a);
@@ -656,23 +660,53 @@ private:
         return lookup_result{lookup_status::busy, empty_entry()};
     }
 
-    // Reader: one full pass (to be validated by the seqlock): at every level that holds objects, the run from the
-    // home cell, to its first empty cell. Signal-safe.
+    // Reader: the rest of a lookup whose home line in the lowest level held no containing cell, in the seqlock
+    // window lookup opened (generation g1, even): that level's run on from its home (the line is in the cache
+    // now), then the other levels; lookup_slow if an update overlapped. Out of line, and without starting over,
+    // because with small objects (several to a granule) it is a common case. It takes only what lookup needs in
+    // registers anyway, and reads the rest again (unchanged unless the generation changed). Signal-safe.
+    OJX_INTERVAL_MAP_NOINLINE lookup_result lookup_rest(address a, std::uint64_t g1,
+                                                        const std::atomic<std::uint64_t>* home) const noexcept {
+        const table_view t = table_view::unpack(view_.load(std::memory_order_acquire));
+        lookup_result result = scan_run(t, static_cast<std::size_t>(home - t.words) / cell_words, a);
+        if (!result.found()) {
+            const std::uint64_t levels = level_mask_.load(interval_map_detail::data_load);
+            result = probe(t, levels & (levels - 1), a);
+        }
+        if constexpr (interval_map_detail::use_fences) {
+            std::atomic_thread_fence(std::memory_order_acquire);
+        }
+        if (gen_.load(std::memory_order_relaxed) == g1) {
+            return result;
+        }
+        return lookup_slow(a);
+    }
+
+    // Reader: one full pass (to be validated by the seqlock): at every level in `levels`, the run from the home
+    // cell. Signal-safe.
     lookup_result probe(const table_view t, std::uint64_t levels, address a) const noexcept {
+        for (; levels != 0; levels &= levels - 1) {
+            const lookup_result result = scan_run(t, t.home(level_keys_[std::countr_zero(levels)], a), a);
+            if (result.found()) {
+                return result;
+            }
+        }
+        return lookup_result{lookup_status::absent, empty_entry()};
+    }
+
+    // Reader: the run from cell i to its first empty cell, for a cell containing a. Signal-safe.
+    static lookup_result scan_run(const table_view t, std::size_t i, address a) noexcept {
         using interval_map_detail::data_load;
         const std::size_t mask = t.mask();
-        for (; levels != 0; levels &= levels - 1) {
-            std::size_t i = t.home(level_keys_[std::countr_zero(levels)], a);
-            // Bounded by the table size even if a concurrent update leaves no empty cell in view.
-            for (std::size_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
-                const std::atomic<std::uint64_t>* c = t.cell(i);
-                const std::uint64_t size = c[1].load(data_load);
-                if (size == 0) {
-                    break;
-                }
-                if (a - c[0].load(data_load) < size) { // b <= a < b + size
-                    return found(read_stored(c));
-                }
+        // Bounded by the table size even if a concurrent update leaves no empty cell in view.
+        for (std::size_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
+            const std::atomic<std::uint64_t>* c = t.cell(i);
+            const std::uint64_t size = c[1].load(data_load);
+            if (size == 0) {
+                break;
+            }
+            if (a - c[0].load(data_load) < size) { // b <= a < b + size
+                return found(read_stored(c));
             }
         }
         return lookup_result{lookup_status::absent, empty_entry()};
