@@ -22,13 +22,13 @@ struct recorder {
     std::atomic<std::size_t> trap_count{0};
 
     static void on_sample(void* self, const access_sample& sample, const ucontext_t&,
-                          ojx::hardware::read_method) noexcept {
+                          const ojx::hardware::handler_reads&) noexcept {
         auto& r = *static_cast<recorder*>(self);
         const std::size_t at = r.sample_count.fetch_add(1, std::memory_order_relaxed);
         if (at < capacity) r.samples[at] = sample;
     }
     static void on_trap(void* self, const watchpoint_trap& trap, const ucontext_t&,
-                        ojx::hardware::read_method) noexcept {
+                        const ojx::hardware::handler_reads&) noexcept {
         auto& r = *static_cast<recorder*>(self);
         const std::size_t at = r.trap_count.fetch_add(1, std::memory_order_relaxed);
         if (at < capacity) r.traps[at] = trap;

@@ -192,9 +192,10 @@ void trace_instructions(trace& t, Fn fn) {
     sigaction(SIGTRAP, &previous, nullptr);
 }
 
-std::size_t read_code(std::uint64_t address, std::uint8_t* out, std::size_t size) noexcept {
+std::size_t read_own_memory(const void*, std::uint64_t address, std::uint8_t* out, std::size_t size) noexcept {
     return read_memory(address, out, size) ? size : 0;
 }
+constexpr code_reader read_code{read_own_memory, nullptr};
 
 struct agreement {
     std::size_t points = 0;   // (traced instruction, skip) pairs whose answer the trace shows

@@ -205,7 +205,7 @@ bool condition_holds(unsigned condition, const followed_thread& thread, bool& ho
 
 // Where the look-ahead reads memory, and how many more reads it may make.
 struct memory_budget {
-    code_reader read = nullptr;
+    code_reader read{};
     std::uint32_t data_reads_left = 0;
 };
 
@@ -239,7 +239,7 @@ bool load_register(const ZydisDecodedInstruction& instruction, const ZydisDecode
     if (source.type != ZYDIS_OPERAND_TYPE_MEMORY || source.mem.type != ZYDIS_MEMOP_TYPE_MEM ||
         (source.mem.segment != ZYDIS_REGISTER_DS && source.mem.segment != ZYDIS_REGISTER_SS) ||
         (source_bytes != 1 && source_bytes != 2 && source_bytes != 4 && source_bytes != 8) ||
-        memory.data_reads_left == 0 || memory.read == nullptr) {
+        memory.data_reads_left == 0 || !memory.read) {
         return false; // FS/GS-relative loads (thread-local data) are left to stepping
     }
     std::uint64_t address = 0;
@@ -541,7 +541,7 @@ access_ahead find_access_ahead(const std::uint8_t* code, std::size_t available, 
     const std::uint8_t* window = code;
     std::size_t window_size = available;
     std::uint8_t fetched[64];
-    std::uint32_t reads_left = read_more != nullptr ? limits.max_code_reads : 0;
+    std::uint32_t reads_left = read_more ? limits.max_code_reads : 0;
     memory_budget memory{read_more, limits.max_data_reads};
     for (std::uint32_t index = 0; index < limits.max_instructions; ++index) {
         const std::uint64_t pc = thread.regs.rip;

@@ -151,6 +151,12 @@ bool read_memory(std::uint64_t from, void* out, std::size_t size, read_method me
     return copied >= 0 && static_cast<std::size_t>(copied) == size;
 }
 
+bool read_memory(std::uint64_t from, void* out, std::size_t size, const handler_reads& reads) noexcept {
+    const bool may_load = reads.method == read_method::guarded_load &&
+                          (reads.watched == nullptr || !reads.watched->overlaps(from, size));
+    return read_memory(from, out, size, may_load ? read_method::guarded_load : read_method::system_call);
+}
+
 void refresh_cached_pid() noexcept {
     const errno_preserved keep_errno;
     refresh_in_fork_child();

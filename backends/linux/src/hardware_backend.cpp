@@ -40,10 +40,16 @@ struct thread_state {
     void* ring = nullptr;
     std::size_t ring_bytes = 0;
     std::array<int, max_slots> breakpoint_fds{-1, -1, -1, -1, -1, -1, -1, -1};
-    std::uint64_t stack_low = 0; // the thread's stack, for frame-pointer walks
+    std::uint64_t stack_low = 0; // the thread's stack, for frame-pointer walks (0: unknown)
     std::uint64_t stack_high = 0;
+    // What this thread's debug registers watch now: no handler of this thread loads from there.
+    watched_ranges watching;
     // Touched only by this thread's signal handlers.
     bool stepping = false;
+    // The watchdog (see `watchdog`): time-stamp counter readings.
+    std::uint64_t window_start = 0; // when the current window began
+    std::uint64_t handler_cycles = 0; // spent in our handlers during it
+    bool quarantined = false; // the watchdog turned this thread's watchpoints off for good
     std::uint32_t steps_to_skip = 0;
     std::uint32_t steps_taken = 0;
     fast_random rng{};
@@ -77,12 +83,43 @@ struct slot_target {
     std::uint8_t length = 0;
 };
 
+// Tags in si_perf_data of the SIGTRAPs our perf events send (deliver_as_sigtrap): which event of the thread fired.
+constexpr std::uint64_t tag_marker = std::uint64_t{0x6f6a78} << 40; // "ojx"
+constexpr std::uint64_t trigger_tag = tag_marker | (1 << 8);
+constexpr std::uint64_t breakpoint_tag = tag_marker | (2 << 8); // | slot
+
+// x86-64 siginfo_t for TRAP_PERF (the kernel's _sigfault._perf, which glibc's siginfo_t does not name): the tag
+// follows si_addr.
+std::uint64_t perf_tag_of(const siginfo_t& info) noexcept {
+    static_assert(sizeof(siginfo_t) >= 32);
+    std::uint64_t tag = 0;
+    std::memcpy(&tag, reinterpret_cast<const unsigned char*>(&info) + 24, sizeof tag);
+    return tag;
+}
+
+#ifndef TRAP_PERF
+#define TRAP_PERF 6
+#endif
+
+// Our handlers need this much stack below the interrupted code's: they run on the interrupted stack (never on
+// an alternate signal stack, which a program may size for its own handlers only: 8 KiB was classic SIGSTKSZ).
+// Where less is left, or the interrupted code runs on a stack other than the thread's own, the handler does only
+// what takes no stack (turning a watchpoint off) and counts the event.
+constexpr std::uint64_t handler_stack_bytes = 32 * 1024;
+
+// The watchdog: a thread whose handlers take more than half of its time over a window of at least this many
+// time-stamp-counter cycles (≈ 0.1 s at 2-4 GHz) is in a storm (a trap that repeats without progress); its
+// watchpoints are turned off for good and counted.
+constexpr std::uint64_t watchdog_window_cycles = std::uint64_t{1} << 28;
+
+std::uint64_t cycles_now() noexcept { return __builtin_ia32_rdtsc(); }
+
 // Process-wide: signal handlers reach the running backend through these.
 std::atomic<hardware_backend*> active{nullptr};
 thread_table<thread_state> threads;
 std::array<armed_slot, max_slots> slots;
-chained_handler sampling_signal; // our real-time signal: sampling triggers and breakpoint traps
-chained_handler step_signal;     // SIGTRAP: single steps
+chained_handler sampling_handler; // our real-time signal: timers, and perf events where SIGTRAP cannot carry them
+chained_handler step_signal;     // SIGTRAP: single steps, and perf events (synchronous_traps)
 int sampling_signal_number = 0;
 
 // Restores errno on every exit from a handler.
@@ -113,18 +150,20 @@ bool breakpoint_cover(std::uint64_t where, std::uint8_t width, std::uint64_t& ba
 // Signal-safe: up to `size` code bytes at `pc`; code may end just before an unmapped page, so a failed full
 // read is retried with what is left of the page. Returns the number of bytes read (0: unreadable). A
 // code_reader for find_access_ahead.
-template <read_method method>
-std::size_t read_code(std::uint64_t pc, std::uint8_t* code, std::size_t size) noexcept {
-    if (read_memory(pc, code, size, method)) return size;
+std::size_t read_code(const void* state, std::uint64_t pc, std::uint8_t* code, std::size_t size) noexcept {
+    const handler_reads& reads = *static_cast<const handler_reads*>(state);
+    if (read_memory(pc, code, size, reads)) return size;
     const std::size_t rest_of_page = 4096 - (pc & 4095);
-    if (rest_of_page < size && read_memory(pc, code, rest_of_page, method)) return rest_of_page;
+    if (rest_of_page < size && read_memory(pc, code, rest_of_page, reads)) return rest_of_page;
     return 0;
 }
 
-// Signal-safe.
-code_reader code_reader_for(read_method reads) noexcept {
-    return reads == read_method::guarded_load ? read_code<read_method::guarded_load>
-                                              : read_code<read_method::system_call>;
+// Signal-safe. `reads` must outlive the reader's use.
+code_reader code_reader_for(const handler_reads& reads) noexcept { return {read_code, &reads}; }
+
+// Signal-safe: how this handler invocation, on the thread of `state`, may read memory.
+handler_reads reads_for(const ucontext_t& context, const thread_state& state) noexcept {
+    return {read_method_for(context), &state.watching};
 }
 
 // How much code the sampler reads at the pc for looking ahead: one read of 64 bytes costs what one of 15 does.
@@ -146,7 +185,7 @@ std::uint64_t random_period(thread_state& state, double mean) noexcept {
 struct hardware_backend::internals {
     // Signal-safe. Reads the value of a decoded access and hands the sample over.
     static bool deliver_sample(hardware_backend& backend, const decoded_instruction& decoded, std::uint64_t pc,
-                               pid_t tid, const ucontext_t& context, read_method reads) noexcept {
+                               pid_t tid, const ucontext_t& context, const handler_reads& reads) noexcept {
         std::uint64_t value = 0;
         const std::uint8_t width = decoded.width > 8 ? 8 : static_cast<std::uint8_t>(decoded.width);
         if (width == 0 || !read_memory(decoded.effective_address, &value, width, reads)) {
@@ -178,7 +217,7 @@ struct hardware_backend::internals {
     // delivered at once, and true. Unreadable code ends the attempt (true): it could not be stepped over safely.
     // False: single-step.
     static bool try_sample_ahead(hardware_backend& backend, pid_t tid, const ucontext_t& context,
-                                 const code_at_pc& code, std::uint32_t skip, read_method reads) noexcept {
+                                 const code_at_pc& code, std::uint32_t skip, const handler_reads& reads) noexcept {
         if (code.available == 0) {
             backend.counters_.unreadable.fetch_add(1, std::memory_order_relaxed);
             return true;
@@ -192,7 +231,7 @@ struct hardware_backend::internals {
     }
 
     // Signal-safe.
-    static code_at_pc read_code_at_pc(const ucontext_t& context, read_method reads) noexcept {
+    static code_at_pc read_code_at_pc(const ucontext_t& context, const handler_reads& reads) noexcept {
         code_at_pc code{};
         code.pc = pc_of(context);
         code.available = code_reader_for(reads)(code.pc, code.bytes, sizeof code.bytes);
@@ -221,10 +260,10 @@ struct hardware_backend::internals {
         }
         state.steps_to_skip = static_cast<std::uint32_t>(state.rng.below(backend.options_.max_random_steps + 1));
         state.steps_taken = 0;
-        const read_method reads = read_method_for(context);
+        const handler_reads reads = reads_for(context, state);
         const code_at_pc code = read_code_at_pc(context, reads);
         if (try_sample_ahead(backend, tid, context, code, state.steps_to_skip, reads)) return;
-        if (!may_step_over(context, code)) {
+        if (!may_step_over(context, code) || !step_signal.in_place()) {
             backend.counters_.steps_refused.fetch_add(1, std::memory_order_relaxed);
             return;
         }
@@ -236,7 +275,7 @@ struct hardware_backend::internals {
     static void step(hardware_backend& backend, thread_state& state, pid_t tid, ucontext_t& context) noexcept {
         backend.counters_.steps.fetch_add(1, std::memory_order_relaxed);
         ++state.steps_taken;
-        const read_method reads = read_method_for(context);
+        const handler_reads reads = reads_for(context, state);
         const code_at_pc code = read_code_at_pc(context, reads);
         if (state.steps_to_skip > 0) --state.steps_to_skip;
         bool done = try_sample_ahead(backend, tid, context, code, state.steps_to_skip, reads);
@@ -264,7 +303,7 @@ struct hardware_backend::internals {
         const std::uint64_t size = header->data_size;
         std::uint64_t tail = header->data_tail;
         const std::uint64_t head = __atomic_load_n(&header->data_head, __ATOMIC_ACQUIRE);
-        const read_method reads = read_method_for(context);
+        const handler_reads reads = reads_for(context, state);
         auto copy_out = [&](std::uint64_t at, void* out, std::size_t bytes) {
             auto* to = static_cast<unsigned char*>(out);
             for (std::size_t i = 0; i < bytes; ++i) to[i] = data[(at + i) % size];
@@ -315,7 +354,7 @@ struct hardware_backend::internals {
         }
         if (!armed.armed.load(std::memory_order_acquire)) {
             // Disarmed lazily (see `disarm`): this thread's copy still watched; turn it off, here, for free.
-            ::ioctl(state.breakpoint_fds[slot], PERF_EVENT_IOC_DISABLE, 0);
+            turn_off(state, slot);
             backend.counters_.traps_unknown.fetch_add(1, std::memory_order_relaxed);
             return;
         }
@@ -323,7 +362,7 @@ struct hardware_backend::internals {
         const std::uint8_t width = armed.width.load(std::memory_order_relaxed);
         register_file registers = from_ucontext(context);
         // A data breakpoint traps after the access: the pc is the next instruction; find the one before it.
-        const read_method reads = read_method_for(context);
+        const handler_reads reads = reads_for(context, state);
         process_memory memory{reads};
         const decoded_instruction previous = decode_previous_access(pc_of(context), where, width, registers, memory);
         watchpoint_trap trap;
@@ -346,7 +385,100 @@ struct hardware_backend::internals {
         backend.delivery_.on_trap(backend.delivery_.target, trap, context, reads);
     }
 
-    // Our real-time signal: a sampling trigger (perf overflow or timer) or a breakpoint.
+    // Signal-safe: turns this thread's debug register in `slot` off (no trap until it is pointed again).
+    static void turn_off(thread_state& state, std::size_t slot) noexcept {
+        state.watching.clear(slot);
+        if (is_perf_event_fd(state.breakpoint_fds[slot])) ::ioctl(state.breakpoint_fds[slot], PERF_EVENT_IOC_DISABLE, 0);
+    }
+
+    // Signal-safe: whether a handler interrupting `context` on this thread has the stack it needs (see
+    // handler_stack_bytes). Threads whose bounds are unknown (attached from another thread) are trusted.
+    static bool stack_room(const thread_state& state, const ucontext_t& context) noexcept {
+        if (state.stack_low == 0) return true;
+        const auto sp = static_cast<std::uint64_t>(context.uc_mcontext.gregs[REG_RSP]);
+        return sp > state.stack_low + handler_stack_bytes && sp <= state.stack_high;
+    }
+
+    // Signal-safe: accounts one handler invocation that began at `began` (time-stamp counter) and, when this
+    // thread's handlers took more than half of the window, quarantines its watchpoints (see watchdog_window_cycles).
+    static void watchdog(hardware_backend& backend, thread_state& state, std::uint64_t began) noexcept {
+        const std::uint64_t now = cycles_now();
+        state.handler_cycles += now - began;
+        const std::uint64_t window = now - state.window_start;
+        if (window < watchdog_window_cycles) return;
+        if (state.handler_cycles * 2 > window && !state.quarantined) {
+            state.quarantined = true;
+            for (std::size_t slot = 0; slot < backend.slots_; ++slot) turn_off(state, slot);
+            backend.counters_.watchdog_quarantines.fetch_add(1, std::memory_order_relaxed);
+        }
+        state.window_start = now;
+        state.handler_cycles = 0;
+    }
+
+    // Signal-safe: a sampling trigger on this thread (perf overflow or the thread's timer).
+    static void on_trigger(hardware_backend& backend, thread_state& state, pid_t tid, ucontext_t& context,
+                           int fd) noexcept {
+        backend.counters_.triggers.fetch_add(1, std::memory_order_relaxed);
+        check_ownership(backend);
+        sync_breakpoints(backend, state, tid);
+        if (state.has_timer) {
+            rearm_timer(backend, state);
+        } else if (state.ring != nullptr) {
+            drain_ring(backend, state, tid, context);
+            return;
+        } else if (backend.trigger_attr_.freq == 0 && fd >= 0) {
+            std::uint64_t period = random_period(state, static_cast<double>(backend.trigger_attr_.sample_period));
+            ::ioctl(fd, PERF_EVENT_IOC_PERIOD, &period);
+        }
+        if (!state.quarantined) start_stepping(backend, state, tid, context);
+    }
+
+    // Signal-safe: at each trigger, that our handlers are still the process's. A program that installs its own
+    // SIGTRAP or real-time-signal handler later would otherwise receive our traps and timer signals (and never
+    // clear a trap flag we set). Sampling and watching then stop on every thread, each at its next trigger, and
+    // the exit summary says why.
+    static void check_ownership(hardware_backend& backend) noexcept {
+        if (backend.handlers_displaced_.load(std::memory_order_relaxed)) return;
+        if (!step_signal.in_place() || !sampling_handler.in_place())
+            backend.handlers_displaced_.store(true, std::memory_order_relaxed);
+    }
+
+    // Signal-safe: after the program displaced our handlers, this thread's events go quiet.
+    static void silence(thread_state& state, ucontext_t& context) noexcept {
+        if (state.has_timer) {
+            itimerspec off{};
+            ::timer_settime(state.timer, 0, &off, nullptr);
+        }
+        if (is_perf_event_fd(state.trigger_fd)) ::ioctl(state.trigger_fd, PERF_EVENT_IOC_DISABLE, 0);
+        for (std::size_t slot = 0; slot < max_slots; ++slot)
+            if (state.breakpoint_fds[slot] >= 0) turn_off(state, slot);
+        if (state.stepping) flags_of(context) &= ~trap_flag;
+        state.stepping = false;
+    }
+
+    // Signal-safe: dispatches one of our events on this thread: the trigger (`slot` < 0) or a breakpoint.
+    static void on_event(hardware_backend& backend, thread_state& state, pid_t tid, ucontext_t& context, int slot,
+                         int fd) noexcept {
+        if (backend.handlers_displaced_.load(std::memory_order_relaxed)) {
+            silence(state, context);
+            return;
+        }
+        if (!stack_room(state, context)) {
+            backend.counters_.no_stack_room.fetch_add(1, std::memory_order_relaxed);
+            if (slot >= 0) turn_off(state, static_cast<std::size_t>(slot));
+            return;
+        }
+        const std::uint64_t began = cycles_now();
+        if (slot < 0)
+            on_trigger(backend, state, tid, context, fd);
+        else if (state.quarantined)
+            turn_off(state, static_cast<std::size_t>(slot));
+        else
+            trap(backend, state, static_cast<std::size_t>(slot), tid, context);
+        watchdog(backend, state, began);
+    }
+
+    // Our real-time signal: the thread's CPU-time timer, and perf events where SIGTRAP cannot carry them.
     static void on_sampling_signal(int signal, siginfo_t* info, void* raw_context) noexcept {
         const errno_guard keep_errno;
         hardware_backend* backend = active.load(std::memory_order_acquire);
@@ -355,30 +487,17 @@ struct hardware_backend::internals {
         if (state == nullptr) return; // stopped, or a thread being torn down: nothing to do
         auto& context = *static_cast<ucontext_t*>(raw_context);
         if (info->si_code == SI_TIMER) {
-            backend->counters_.triggers.fetch_add(1, std::memory_order_relaxed);
-            sync_breakpoints(*backend, *state, tid);
-            rearm_timer(*backend, *state);
-            start_stepping(*backend, *state, tid, context);
+            on_event(*backend, *state, tid, context, -1, -1);
             return;
         }
         const int fd = info->si_fd;
         if (fd >= 0 && fd == state->trigger_fd) {
-            backend->counters_.triggers.fetch_add(1, std::memory_order_relaxed);
-            sync_breakpoints(*backend, *state, tid);
-            if (state->ring != nullptr) {
-                drain_ring(*backend, *state, tid, context);
-                return;
-            }
-            if (backend->trigger_attr_.freq == 0) {
-                std::uint64_t period = random_period(*state, static_cast<double>(backend->trigger_attr_.sample_period));
-                ::ioctl(fd, PERF_EVENT_IOC_PERIOD, &period);
-            }
-            start_stepping(*backend, *state, tid, context);
+            on_event(*backend, *state, tid, context, -1, fd);
             return;
         }
         for (std::size_t slot = 0; slot < backend->slots_; ++slot) {
             if (fd >= 0 && state->breakpoint_fds[slot] == fd) {
-                trap(*backend, *state, slot, tid, context);
+                on_event(*backend, *state, tid, context, static_cast<int>(slot), fd);
                 return;
             }
         }
@@ -391,15 +510,34 @@ struct hardware_backend::internals {
         return info.si_code == TRAP_TRACE || info.si_code == TRAP_BRKPT;
     }
 
-    // SIGTRAP: ours when this thread is stepping; otherwise the program's (or a debugger's).
+    // SIGTRAP: our perf events' synchronous traps (TRAP_PERF with our tag), single steps of a thread that is
+    // stepping; anything else is the program's (or a debugger's).
     static void on_step_signal(int signal, siginfo_t* info, void* raw_context) noexcept {
         const errno_guard keep_errno;
         auto& context = *static_cast<ucontext_t*>(raw_context);
+        if (info->si_code == TRAP_PERF) {
+            const std::uint64_t tag = perf_tag_of(*info);
+            if ((tag & ~std::uint64_t{0xffff}) == tag_marker) {
+                // Ours, possibly pending from before a stop: handled only while running.
+                hardware_backend* backend = active.load(std::memory_order_acquire);
+                const pid_t tid = backend ? current_tid() : 0;
+                thread_state* state = backend ? threads.find(tid) : nullptr;
+                if (state == nullptr) return;
+                if (tag == trigger_tag) {
+                    on_event(*backend, *state, tid, context, -1, state->trigger_fd);
+                } else if ((tag & ~std::uint64_t{0xff}) == breakpoint_tag && (tag & 0xff) < backend->slots_) {
+                    on_event(*backend, *state, tid, context, static_cast<int>(tag & 0xff), -1);
+                }
+                return;
+            }
+        }
         hardware_backend* backend = active.load(std::memory_order_acquire);
         const pid_t tid = backend ? current_tid() : 0;
         thread_state* state = backend ? threads.find(tid) : nullptr;
         if (state != nullptr && state->stepping && is_step(*info)) {
+            const std::uint64_t began = cycles_now();
             step(*backend, *state, tid, context);
+            watchdog(*backend, *state, began);
             return;
         }
         // A step trap nobody else handles: a thread we stopped stepping mid-way (it detached or we stopped).
@@ -442,15 +580,43 @@ struct hardware_backend::internals {
             // pthread_getcpuclockid computes it), CPUCLOCK_SCHED of thread `tid`.
             const clockid_t clock = tid == current_tid() ? CLOCK_THREAD_CPUTIME_ID
                                                          : static_cast<clockid_t>((~tid) * 8 | 6);
-            if (::timer_create(clock, &event, &state.timer) != 0)
-                return std::string("timer_create: ") + std::strerror(errno);
-            state.has_timer = true;
-            state.timer_clock = clock;
-            state.timer_expiry_ns = 0; // the first arming starts from now
-            rearm_timer(backend, state);
-            return std::nullopt;
+            if (::timer_create(clock, &event, &state.timer) == 0) {
+                state.has_timer = true;
+                state.timer_clock = clock;
+                state.timer_expiry_ns = 0; // the first arming starts from now
+                rearm_timer(backend, state);
+                return std::nullopt;
+            }
+            // A timer holds a slot of the user's signal queue (RLIMIT_SIGPENDING), which other processes of the
+            // user may have filled. The task clock with synchronous traps needs none: sample on it instead.
+            const int error = errno;
+            if (error != EAGAIN || !backend.caps_.synchronous_traps || !backend.caps_.perf_events)
+                return std::string("timer_create: ") + std::strerror(error);
+            backend.counters_.timer_fallbacks.fetch_add(1, std::memory_order_relaxed);
+            perf_event_attr clock_attr = task_clock_trigger(backend.options_.samples_per_second);
+            return open_perf_trigger(backend, state, tid, clock_attr);
         }
         perf_event_attr attr = backend.trigger_attr_;
+        return open_perf_trigger(backend, state, tid, attr);
+    }
+
+    // The task clock as a decode trigger at `samples_per_second`.
+    static perf_event_attr task_clock_trigger(double samples_per_second) noexcept {
+        perf_event_attr attr{};
+        attr.exclude_kernel = 1;
+        attr.disabled = 1;
+        attr.wakeup_events = 1;
+        attr.type = PERF_TYPE_SOFTWARE;
+        attr.config = PERF_COUNT_SW_TASK_CLOCK;
+        attr.sample_period = static_cast<std::uint64_t>(1e9 / samples_per_second);
+        return attr;
+    }
+
+    // Opens `attr` as this thread's sampling trigger, its overflows delivered as a synchronous SIGTRAP where the
+    // kernel can, else as our real-time signal.
+    static std::optional<std::string> open_perf_trigger(hardware_backend& backend, thread_state& state, pid_t tid,
+                                                        perf_event_attr& attr) {
+        if (backend.caps_.synchronous_traps) deliver_as_sigtrap(attr, trigger_tag);
         const int fd = open_perf_event(attr, tid);
         if (fd < 0) return std::string("perf_event_open (sampling): ") + std::strerror(-fd);
         state.trigger_fd = fd;
@@ -461,10 +627,32 @@ struct hardware_backend::internals {
             if (ring == MAP_FAILED) return std::string("mmap of the sample buffer: ") + std::strerror(errno);
             state.ring = ring;
         }
-        if (const int error = route_to_thread(fd, sampling_signal_number, tid); error != 0)
-            return std::string("routing samples to the thread: ") + std::strerror(error);
+        if (!backend.caps_.synchronous_traps) {
+            if (const int error = route_to_thread(fd, sampling_signal_number, tid); error != 0)
+                return std::string("routing samples to the thread: ") + std::strerror(error);
+        }
         ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
         return std::nullopt;
+    }
+
+    // A breakpoint attribute for `slot` of this backend, delivered as the triggers are.
+    static perf_event_attr breakpoint_for(const hardware_backend& backend, std::size_t slot, std::uint64_t base,
+                                          std::uint8_t length, bool disabled) noexcept {
+        perf_event_attr attr = breakpoint_attr(base, length, disabled);
+        if (backend.caps_.synchronous_traps) deliver_as_sigtrap(attr, breakpoint_tag | slot);
+        return attr;
+    }
+
+    // Opens this thread's breakpoint for `slot` and routes it; the fd, or -errno.
+    static int open_breakpoint(const hardware_backend& backend, std::size_t slot, pid_t tid, perf_event_attr& attr) {
+        const int fd = open_perf_event(attr, tid);
+        if (fd < 0 || backend.caps_.synchronous_traps) return fd;
+        if (const int error = route_to_thread(fd, sampling_signal_number, tid); error != 0) {
+            ::close(fd);
+            return -error;
+        }
+        (void)slot;
+        return fd;
     }
 
     static std::optional<std::string> open_breakpoints(hardware_backend& backend, thread_state& state, pid_t tid) {
@@ -474,14 +662,14 @@ struct hardware_backend::internals {
             // Opened parked; the first sync_breakpoints (or an eager arm) points it at the slot's target.
             state.synced_generation[slot] = ~std::uint64_t{0};
             const bool on = armed.armed.load(std::memory_order_relaxed);
-            perf_event_attr attr = on ? breakpoint_attr(armed.base.load(std::memory_order_relaxed),
-                                                        armed.length.load(std::memory_order_relaxed), false)
-                                      : breakpoint_attr(reinterpret_cast<std::uint64_t>(&parked), 8, true);
-            const int fd = open_perf_event(attr, tid);
+            const std::uint64_t base = armed.base.load(std::memory_order_relaxed);
+            const std::uint8_t length = armed.length.load(std::memory_order_relaxed);
+            perf_event_attr attr = on ? breakpoint_for(backend, slot, base, length, false)
+                                      : breakpoint_for(backend, slot, reinterpret_cast<std::uint64_t>(&parked), 8, true);
+            const int fd = open_breakpoint(backend, slot, tid, attr);
             if (fd < 0) return std::string("perf_event_open (breakpoint): ") + std::strerror(-fd);
             state.breakpoint_fds[slot] = fd;
-            if (const int error = route_to_thread(fd, sampling_signal_number, tid); error != 0)
-                return std::string("routing traps to the thread: ") + std::strerror(error);
+            if (on) state.watching.watch(slot, base, length);
         }
         return std::nullopt;
     }
@@ -489,18 +677,23 @@ struct hardware_backend::internals {
     // `unmap_ring`: only the thread itself (signals blocked) may unmap its ring; when stopping from another
     // thread, a handler may be draining it right now, so the mapping stays (it is small, and the process is
     // usually exiting).
-    static void close_thread(thread_state& state, bool unmap_ring) noexcept {
+    // A descriptor the program closed (and may have been given again) is neither used nor closed: counted.
+    static void close_thread(hardware_backend& backend, thread_state& state, bool unmap_ring) noexcept {
         if (state.has_timer) ::timer_delete(state.timer);
         state.has_timer = false;
         if (state.trigger_fd >= 0) {
-            ::ioctl(state.trigger_fd, PERF_EVENT_IOC_DISABLE, 0);
-            ::close(state.trigger_fd);
+            if (is_perf_event_fd(state.trigger_fd)) ::ioctl(state.trigger_fd, PERF_EVENT_IOC_DISABLE, 0);
+            if (!close_perf_event(state.trigger_fd))
+                backend.counters_.descriptors_lost.fetch_add(1, std::memory_order_relaxed);
         }
         state.trigger_fd = -1;
         if (state.ring != nullptr && unmap_ring) ::munmap(state.ring, state.ring_bytes);
         state.ring = nullptr;
-        for (int& fd : state.breakpoint_fds) {
-            if (fd >= 0) ::close(fd);
+        for (std::size_t slot = 0; slot < max_slots; ++slot) {
+            int& fd = state.breakpoint_fds[slot];
+            state.watching.clear(slot);
+            if (fd >= 0 && !close_perf_event(fd))
+                backend.counters_.descriptors_lost.fetch_add(1, std::memory_order_relaxed);
             fd = -1;
         }
     }
@@ -534,18 +727,33 @@ struct hardware_backend::internals {
     }
 
     // Signal-safe.
+    // What the thread's register watches is noted before it is pointed there (a trap may come at once) and kept
+    // when pointing fails: the register's state is then unknown, and a needless system-call read is harmless.
     static bool point_breakpoint(hardware_backend& backend, thread_state& state, std::size_t slot, pid_t tid,
                                  const slot_target& target) noexcept {
         int& fd = state.breakpoint_fds[slot];
         if (fd < 0) return false;
-        if (!target.armed) return ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) == 0;
-        perf_event_attr attr = breakpoint_attr(target.base, target.length, false);
+        if (!is_perf_event_fd(fd)) {
+            // The program closed our descriptor; the number may be its own file now.
+            backend.counters_.descriptors_lost.fetch_add(1, std::memory_order_relaxed);
+            fd = -1;
+            state.watching.clear(slot);
+            return false;
+        }
+        if (!target.armed || state.quarantined) {
+            // A quarantined thread watches nothing; the slot stays armed for the others.
+            const bool off = ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) == 0;
+            if (off) state.watching.clear(slot);
+            return off || state.quarantined;
+        }
+        state.watching.watch(slot, target.base, target.length);
+        perf_event_attr attr = breakpoint_for(backend, slot, target.base, target.length, false);
         if (backend.caps_.breakpoint_modify) return ::ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &attr) == 0;
         // Kernels before 4.17: reopen.
         ::close(fd);
-        fd = open_perf_event(attr, tid);
-        if (fd < 0) return false;
-        return route_to_thread(fd, sampling_signal_number, tid) == 0;
+        fd = open_breakpoint(backend, slot, tid, attr);
+        if (fd < 0) state.watching.clear(slot);
+        return fd >= 0;
     }
 };
 
@@ -717,12 +925,15 @@ std::optional<std::string> hardware_backend::start(const backend_options& option
     sigemptyset(&both);
     sigaddset(&both, sampling_signal_number);
     sigaddset(&both, SIGTRAP);
-    if (auto error = sampling_signal.install(sampling_signal_number, internals::on_sampling_signal, &both)) {
+    // Not on an alternate signal stack: a program sizes its own for its own handlers (see handler_stack_bytes).
+    if (auto error = sampling_handler.install(sampling_signal_number, internals::on_sampling_signal, &both,
+                                             chained_handler::stack::interrupted)) {
         active.store(nullptr);
         return error;
     }
-    if (auto error = step_signal.install(SIGTRAP, internals::on_step_signal, &both)) {
-        sampling_signal.uninstall();
+    if (auto error = step_signal.install(SIGTRAP, internals::on_step_signal, &both,
+                                         chained_handler::stack::interrupted)) {
+        sampling_handler.uninstall();
         active.store(nullptr);
         return error;
     }
@@ -736,6 +947,12 @@ std::optional<std::string> hardware_backend::start(const backend_options& option
             memory_read_description_ = "guarded loads (a SIGSEGV/SIGBUS handler chained to the program's; "
                                        "process_vm_readv while it is not the process's)";
     }
+    signal_description_ =
+        caps_.synchronous_traps
+            ? "perf events report by synchronous SIGTRAP (at most one pending per thread); timers by signal " +
+                  std::to_string(sampling_signal_number)
+            : "perf events report by queued real-time signal " + std::to_string(sampling_signal_number) + " (" +
+                  caps_.synchronous_traps_reason + ")";
     running_ = true;
     return std::nullopt;
 }
@@ -746,12 +963,14 @@ void hardware_backend::stop() noexcept {
     stopped_ = true;
     for (std::size_t slot = 0; slot < slots_; ++slot) slots[slot].armed.store(false, std::memory_order_release);
     active.store(nullptr, std::memory_order_release);
-    threads.for_each([](pid_t tid, thread_state& state) {
+    threads.for_each([this](pid_t tid, thread_state& state) {
         threads.remove(tid);
-        internals::close_thread(state, false);
+        internals::close_thread(*this, state, false);
     });
     attached_.store(0, std::memory_order_relaxed);
 }
+
+int hardware_backend::sampling_signal() const noexcept { return sampling_signal_number; }
 
 std::optional<std::string> hardware_backend::attach_current_thread() { return attach_thread(current_tid()); }
 
@@ -778,7 +997,7 @@ std::optional<std::string> hardware_backend::attach_thread(pid_t tid) {
     if (!error) error = internals::open_trigger(*this, *state, tid);
     if (error) {
         threads.remove(tid);
-        internals::close_thread(*state, true);
+        internals::close_thread(*this, *state, true);
         return error;
     }
     attached_.fetch_add(1, std::memory_order_relaxed);
@@ -796,7 +1015,7 @@ void hardware_backend::detach_current_thread() noexcept {
     sigaddset(&both, SIGTRAP);
     pthread_sigmask(SIG_BLOCK, &both, &previous);
     threads.remove(tid);
-    internals::close_thread(*state, true);
+    internals::close_thread(*this, *state, true);
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     attached_.fetch_sub(1, std::memory_order_relaxed);
 }

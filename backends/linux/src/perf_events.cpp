@@ -9,6 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -16,10 +20,64 @@
 
 namespace ojx::hardware {
 
+namespace {
+
+// The lowest number our descriptors are moved to: half the soft limit, at most 4096 (a JVM raises its soft
+// limit to the hard one, often 2^20: a floor there would grow the descriptor table by megabytes).
+int high_descriptor_floor() noexcept {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 4096;
+    const rlim_t half = limit.rlim_cur / 2;
+    return half > 4096 ? 4096 : static_cast<int>(half);
+}
+
+// The anonymous inode every perf_event descriptor shares (0 until the first open).
+std::atomic<dev_t> perf_device{0};
+std::atomic<ino_t> perf_inode{0};
+
+} // namespace
+
 int open_perf_event(perf_event_attr& attr, pid_t tid) noexcept {
     attr.size = sizeof(attr);
-    const long fd = ::syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    return fd < 0 ? -errno : static_cast<int>(fd);
+    const long opened = ::syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (opened < 0) return -errno;
+    int fd = static_cast<int>(opened);
+    const int floor = high_descriptor_floor();
+    if (fd < floor) {
+        if (const int high = ::fcntl(fd, F_DUPFD_CLOEXEC, floor); high >= 0) {
+            ::close(fd);
+            fd = high;
+        }
+    }
+    if (perf_inode.load(std::memory_order_relaxed) == 0) {
+        struct stat status {};
+        if (::fstat(fd, &status) == 0) {
+            perf_device.store(status.st_dev, std::memory_order_relaxed);
+            perf_inode.store(status.st_ino, std::memory_order_relaxed);
+        }
+    }
+    return fd;
+}
+
+bool is_perf_event_fd(int fd) noexcept {
+    struct stat status {};
+    const int saved = errno;
+    const bool same = fd >= 0 && ::fstat(fd, &status) == 0 && status.st_ino == perf_inode.load(std::memory_order_relaxed) &&
+                      status.st_dev == perf_device.load(std::memory_order_relaxed);
+    errno = saved;
+    return same;
+}
+
+bool close_perf_event(int fd) noexcept {
+    if (!is_perf_event_fd(fd)) return false;
+    ::close(fd);
+    return true;
+}
+
+void deliver_as_sigtrap(perf_event_attr& attr, std::uint64_t tag) noexcept {
+    attr.sigtrap = 1;
+    attr.remove_on_exec = 1;
+    attr.sig_data = tag;
 }
 
 int route_to_thread(int fd, int signal, pid_t tid) noexcept {
@@ -232,6 +290,20 @@ capabilities probe_capabilities(std::size_t max_breakpoint_slots) {
         caps.breakpoint_modify = ::ioctl(fds[0], PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &attr) == 0;
     }
     for (int fd : fds) ::close(fd);
+
+    perf_event_attr clock{};
+    clock.type = PERF_TYPE_SOFTWARE;
+    clock.config = PERF_COUNT_SW_TASK_CLOCK;
+    clock.disabled = 1;
+    clock.exclude_kernel = 1;
+    clock.sample_period = 1000000;
+    deliver_as_sigtrap(clock, 0);
+    if (const int fd = open_perf_event(clock, 0); fd >= 0) {
+        caps.synchronous_traps = true;
+        ::close(fd);
+    } else {
+        caps.synchronous_traps_reason = "perf_event_open refuses sigtrap (needs Linux 5.13): " + errno_text(fd);
+    }
     return caps;
 }
 

@@ -68,8 +68,12 @@ std::optional<std::string> profiling_session::start(const session_options& optio
 }
 
 run_facts profiling_session::facts() const {
-    return run_facts{runtime_, backend_.sampler_description(), backend_.watchpoint_description(),
-                     std::string(reservoir_pairing::name), std::string(reservoir_replacement::name)};
+    return run_facts{runtime_,
+                     backend_.sampler_description(),
+                     backend_.watchpoint_description(),
+                     std::string(reservoir_pairing::name),
+                     std::string(reservoir_replacement::name),
+                     health_counters()};
 }
 
 void profiling_session::flush_recording() noexcept {
@@ -122,12 +126,58 @@ void profiling_session::stop() noexcept {
 
 std::optional<std::string> profiling_session::attach_current_thread() {
     const guard locked(lock_);
-    return backend_.attach_current_thread();
+    return note_unprofiled(backend_.attach_current_thread());
 }
 
 std::optional<std::string> profiling_session::attach_thread(pid_t tid) {
     const guard locked(lock_);
-    return backend_.attach_thread(tid);
+    return note_unprofiled(backend_.attach_thread(tid));
+}
+
+std::optional<std::string> profiling_session::note_unprofiled(std::optional<std::string> error) {
+    if (error) {
+        if (unprofiled_threads_++ == 0) first_unprofiled_reason_ = *error;
+    }
+    return error;
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> profiling_session::health_counters() const {
+    const backend_counters& c = backend_.counters();
+    const std::pair<std::string, std::uint64_t> all[] = {
+        {"threads_unprofiled", unprofiled_threads_},
+        {"threads_on_task_clock", c.timer_fallbacks.load(std::memory_order_relaxed)},
+        {"threads_watchpoints_stopped_by_watchdog", c.watchdog_quarantines.load(std::memory_order_relaxed)},
+        {"events_skipped_short_stack", c.no_stack_room.load(std::memory_order_relaxed)},
+        {"descriptors_closed_by_program", c.descriptors_lost.load(std::memory_order_relaxed)},
+        {"handlers_displaced_by_program", backend_.handlers_displaced() ? 1u : 0u},
+    };
+    std::vector<std::pair<std::string, std::uint64_t>> nonzero;
+    for (const auto& counter : all)
+        if (counter.second != 0) nonzero.push_back(counter);
+    return nonzero;
+}
+
+std::vector<std::string> profiling_session::health_lines() const {
+    const backend_counters& c = backend_.counters();
+    std::vector<std::string> lines;
+    if (unprofiled_threads_ > 0)
+        lines.push_back(std::to_string(unprofiled_threads_) + " thread(s) ran unprofiled (first reason: " +
+                        first_unprofiled_reason_ + ")");
+    if (const auto n = c.timer_fallbacks.load(std::memory_order_relaxed))
+        lines.push_back(std::to_string(n) + " thread(s) sampled on the task clock: the user's signal queue had no "
+                                            "room for a timer (RLIMIT_SIGPENDING, ulimit -i)");
+    if (const auto n = c.watchdog_quarantines.load(std::memory_order_relaxed))
+        lines.push_back(std::to_string(n) + " thread(s) stopped watching: ojx's handlers took over half of their "
+                                            "time (the watchdog)");
+    if (const auto n = c.no_stack_room.load(std::memory_order_relaxed))
+        lines.push_back(std::to_string(n) + " event(s) skipped: the interrupted code ran on a short or foreign stack");
+    if (const auto n = c.descriptors_lost.load(std::memory_order_relaxed))
+        lines.push_back(std::to_string(n) + " perf descriptor(s) closed by the program: those threads stopped "
+                                            "being sampled or watched there");
+    if (backend_.handlers_displaced())
+        lines.push_back("the program installed its own handler for SIGTRAP or signal " +
+                        std::to_string(backend_.sampling_signal()) + ": sampling and watching stopped there");
+    return lines;
 }
 
 void profiling_session::detach_current_thread() noexcept {

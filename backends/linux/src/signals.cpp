@@ -8,11 +8,11 @@
 namespace ojx::hardware {
 
 std::optional<std::string> chained_handler::install(int signal, handler_function handler,
-                                                    const sigset_t* also_block) {
+                                                    const sigset_t* also_block, stack where) {
     if (installed()) return std::string("a handler is already installed by this object");
     struct sigaction action {};
     action.sa_sigaction = handler;
-    action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    action.sa_flags = SA_SIGINFO | SA_RESTART | (where == stack::alternate ? SA_ONSTACK : 0);
     if (also_block != nullptr)
         action.sa_mask = *also_block;
     else
@@ -32,6 +32,16 @@ void chained_handler::uninstall() noexcept {
         current.sa_sigaction == ours_)
         ::sigaction(signal_, &previous_, nullptr);
     signal_ = 0;
+}
+
+bool chained_handler::in_place() const noexcept {
+    if (!installed()) return false;
+    const int saved = errno;
+    struct sigaction current {};
+    const bool ours = ::sigaction(signal_, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) != 0 &&
+                      current.sa_sigaction == ours_;
+    errno = saved;
+    return ours;
 }
 
 // Signal-safe.

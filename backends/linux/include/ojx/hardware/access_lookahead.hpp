@@ -13,8 +13,18 @@ namespace ojx::hardware {
 
 // Copies up to `size` bytes at `address` to `out` and returns how many it could (0: unreadable). Called for code
 // when a followed jump leaves the bytes find_access_ahead was given, and for the value of a followed load; must
-// be signal-safe where find_access_ahead runs in a handler (the backend passes a fault-safe read).
-using code_reader = std::size_t (*)(std::uint64_t address, std::uint8_t* out, std::size_t size) noexcept;
+// be signal-safe where find_access_ahead runs in a handler (the backend passes a fault-safe read). `state` is the
+// reader's own (the backend's: which words the thread's debug registers watch, so that no read traps).
+struct code_reader {
+    std::size_t (*read)(const void* state, std::uint64_t address, std::uint8_t* out, std::size_t size) noexcept =
+        nullptr;
+    const void* state = nullptr;
+
+    explicit operator bool() const noexcept { return read != nullptr; }
+    std::size_t operator()(std::uint64_t address, std::uint8_t* out, std::size_t size) const noexcept {
+        return read(state, address, out, size);
+    }
+};
 
 struct lookahead_limits {
     std::uint32_t max_instructions = 32; // instructions followed, a taken jump counting as one
@@ -55,7 +65,7 @@ struct access_ahead {
 // the accessed memory in between (a race the stepping sampler has too). Signal-safe as decode_access is, plus
 // the code reader.
 access_ahead find_access_ahead(const std::uint8_t* code, std::size_t available, const register_file& regs,
-                               std::uint32_t skip, code_reader read_more = nullptr,
+                               std::uint32_t skip, code_reader read_more = {},
                                const lookahead_limits& limits = {}) noexcept;
 
 } // namespace ojx::hardware

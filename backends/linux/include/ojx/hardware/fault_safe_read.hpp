@@ -14,6 +14,8 @@
 
 #include "ojx/sampler.hpp"
 
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -28,6 +30,48 @@ enum class read_method : std::uint8_t {
     guarded_load, // only where read_method_for said so, in the same handler invocation
 };
 
+// What one thread's debug registers watch right now, kept by that thread's handlers as they point them (a slot
+// whose `end` is 0 watches nothing). A guarded load by that thread inside one of these ranges would trap: the
+// trap's signal is blocked while our handler runs, so it waits and enters the handler again as soon as it
+// returns — which reads the word again, for ever. So guarded reads that overlap a watched range go by system
+// call instead: the kernel copies through its own mapping, which no user debug register watches.
+// Written only by the owning thread (or, with no sampler, by the thread that arms); relaxed atomics.
+struct watched_ranges {
+    static constexpr std::size_t capacity = 8;
+    std::array<std::atomic<std::uint64_t>, capacity> begin{};
+    std::array<std::atomic<std::uint64_t>, capacity> end{};
+
+    watched_ranges() = default;
+    // A fresh record (the thread table reuses records by assignment): nothing watched.
+    watched_ranges(const watched_ranges&) noexcept {}
+    watched_ranges& operator=(const watched_ranges&) noexcept {
+        for (auto& stop : end) stop.store(0, std::memory_order_relaxed);
+        return *this;
+    }
+
+    void watch(std::size_t slot, std::uint64_t from, std::uint64_t length) noexcept {
+        end[slot].store(0, std::memory_order_relaxed);
+        begin[slot].store(from, std::memory_order_relaxed);
+        end[slot].store(from + length, std::memory_order_relaxed);
+    }
+    void clear(std::size_t slot) noexcept { end[slot].store(0, std::memory_order_relaxed); }
+    // Signal-safe.
+    bool overlaps(std::uint64_t from, std::size_t size) const noexcept {
+        for (std::size_t slot = 0; slot < capacity; ++slot) {
+            const std::uint64_t stop = end[slot].load(std::memory_order_relaxed);
+            if (stop != 0 && from < stop && begin[slot].load(std::memory_order_relaxed) < from + size) return true;
+        }
+        return false;
+    }
+};
+
+// How a handler invocation may read memory: the method read_method_for chose, and the ranges its own thread's
+// debug registers watch (null: none), which no guarded load may touch.
+struct handler_reads {
+    read_method method = read_method::system_call;
+    const watched_ranges* watched = nullptr;
+};
+
 // Copies the `size` bytes at `from` into `out`. Returns false, leaving `out` unspecified, when any byte of
 // [from, from + size) is not readable (unmapped, PROT_NONE, non-canonical, wrapping past 2^64): a read that
 // stops part-way is a failure, never a short result. size 0 succeeds.
@@ -37,6 +81,8 @@ enum class read_method : std::uint8_t {
 // _Fork()) would read its parent's memory until it calls refresh_cached_pid().
 bool read_memory(std::uint64_t from, void* out, std::size_t size,
                  read_method method = read_method::system_call) noexcept;
+// The same, as `reads` allows: a guarded load only where it overlaps none of the watched ranges.
+bool read_memory(std::uint64_t from, void* out, std::size_t size, const handler_reads& reads) noexcept;
 
 // Installs the SIGSEGV and SIGBUS handlers that make guarded loads fail instead of fault, each chaining to the
 // handler it displaces. Not signal-safe. Returns an error message, or nothing on success (also when installed).
@@ -61,12 +107,12 @@ void refresh_cached_pid() noexcept;
 bool memory_reading_works() noexcept;
 
 // read_memory as an ojx::memory_reader, for the profiler's `memory` policy and decode_previous_access. A handler
-// sets `method` from read_method_for before it reads and puts system_call back before it returns.
+// sets `reads` before it reads and puts the default back before it returns.
 struct process_memory {
-    read_method method = read_method::system_call;
+    handler_reads reads{};
     // Signal-safe: see read_memory.
     bool read(std::uint64_t where, void* out, std::size_t size) noexcept {
-        return read_memory(where, out, size, method);
+        return read_memory(where, out, size, reads);
     }
 };
 

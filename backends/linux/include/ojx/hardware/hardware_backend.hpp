@@ -75,9 +75,9 @@ struct backend_options {
 struct backend_delivery {
     void* target = nullptr;
     void (*on_sample)(void* target, const access_sample& sample, const ucontext_t& context,
-                      read_method reads) noexcept = nullptr;
+                      const handler_reads& reads) noexcept = nullptr;
     void (*on_trap)(void* target, const watchpoint_trap& trap, const ucontext_t& context,
-                    read_method reads) noexcept = nullptr;
+                    const handler_reads& reads) noexcept = nullptr;
 };
 
 // Counters updated from signal handlers (relaxed atomics: any thread's handler may bump them).
@@ -94,6 +94,10 @@ struct backend_counters {
     std::atomic<std::uint64_t> traps_unknown{0};        // trap on a slot's old address (lazy disarm / arm)
     std::atomic<std::uint64_t> traps_undecoded{0};      // trapping instruction not found; width assumed
     std::atomic<std::uint64_t> arm_failures{0};
+    std::atomic<std::uint64_t> no_stack_room{0};        // events skipped: the interrupted code's stack was short
+    std::atomic<std::uint64_t> watchdog_quarantines{0}; // threads whose watchpoints the watchdog turned off
+    std::atomic<std::uint64_t> descriptors_lost{0};     // our perf descriptors the program closed
+    std::atomic<std::uint64_t> timer_fallbacks{0};      // threads on the task clock: no signal-queue slot for a timer
 };
 
 class hardware_backend {
@@ -133,6 +137,13 @@ public:
     const std::string& sampler_description() const noexcept { return sampler_description_; }
     const std::string& watchpoint_description() const noexcept { return watchpoint_description_; }
     const std::string& memory_read_description() const noexcept { return memory_read_description_; }
+    // How our perf events signal a thread (a synchronous SIGTRAP, or a queued real-time signal) and why.
+    const std::string& signal_description() const noexcept { return signal_description_; }
+    // The program installed its own handler over one of ours: sampling and watching stopped (each thread at its
+    // next event).
+    bool handlers_displaced() const noexcept { return handlers_displaced_.load(std::memory_order_relaxed); }
+    // The real-time signal our timers (and, without synchronous traps, perf events) use.
+    int sampling_signal() const noexcept;
     sampler_kind chosen_sampler() const noexcept { return chosen_; }
     const capabilities& machine() const noexcept { return caps_; }
     const backend_counters& counters() const noexcept { return counters_; }
@@ -169,6 +180,8 @@ private:
     std::string sampler_description_;
     std::string watchpoint_description_;
     std::string memory_read_description_;
+    std::string signal_description_;
+    std::atomic<bool> handlers_displaced_{false};
     std::size_t slots_ = 0; // debug registers in use
     bool compares_at_sample_ = false;
     std::size_t sample_slots_ = 0;
@@ -179,7 +192,6 @@ private:
         bool pending = false; // armed, not yet handed out
     };
     std::array<sample_watch, 8> sample_watches_{};
-    bool use_counter_trigger_ = false; // decode: perf event trigger (else POSIX timer)
     perf_event_attr trigger_attr_{};   // decode or precise trigger, as opened per thread
     std::atomic<std::size_t> attached_{0};
     backend_counters counters_{};

@@ -98,8 +98,13 @@ public:
     bool running() const noexcept { return backend_.running(); }
 
     // The run facts of the profile (and of the trace): the runtime named in the options, the backend's choices,
-    // the policies. An agent adds its counters.
+    // the policies, and health_counters. An agent adds its counters.
     run_facts facts() const;
+    // What the program was spared, as counters for the profile's run.agent (only those not zero): threads that
+    // ran unprofiled, events given up, the watchdog's interventions.
+    std::vector<std::pair<std::string, std::uint64_t>> health_counters() const;
+    // The same in words, one line each, for the agents' exit summaries (empty when nothing happened).
+    std::vector<std::string> health_lines() const;
 
     // Runs `use` with the profiler locked, and ends the recording there: the trace holds exactly the events that
     // the profile `use` takes has seen. Events after it are profiled, not recorded.
@@ -171,7 +176,8 @@ private:
     };
     // Signal-safe: the backend's delivery callbacks (for samples and for traps). Only tries the lock.
     template <class Event, void (profiler_type::*handle)(const Event&) noexcept>
-    static void deliver(void* self, const Event& event, const ucontext_t& context, read_method reads) noexcept {
+    static void deliver(void* self, const Event& event, const ucontext_t& context,
+                        const handler_reads& reads) noexcept {
         auto& session = *static_cast<profiling_session*>(self);
         constexpr bool is_sample = std::is_same_v<Event, access_sample>;
         if (session.paused()) {
@@ -197,10 +203,10 @@ private:
         } else {
             with_context.access_context = session.access_context(context, static_cast<pid_t>(event.thread));
         }
-        session.memory_.method = reads; // for this handler's reads only: set back before the lock is released
+        session.memory_.reads = reads; // for this handler's reads only: set back before the lock is released
         session.handle([&]() noexcept { (*session.profiler_.*handle)(with_context); }, with_context);
         if constexpr (is_sample) session.compare_at_sample(with_context);
-        session.memory_.method = read_method::system_call;
+        session.memory_.reads = {};
         session.lock_.unlock();
     }
     // Signal-safe, with the lock held: where pairs are compared at the sample, the watches `sample` armed are
@@ -258,6 +264,9 @@ private:
     std::unique_ptr<profiler_type> profiler_;
     std::atomic<std::uint64_t> samples_busy_{0};
     std::atomic<std::uint64_t> traps_busy_{0};
+    std::optional<std::string> note_unprofiled(std::optional<std::string> error);
+    std::uint64_t unprofiled_threads_ = 0; // under lock_
+    std::string first_unprofiled_reason_;
     std::atomic<std::uint64_t> samples_paused_{0};
     std::atomic<std::uint64_t> traps_paused_{0};
     std::atomic<std::uint64_t> pause_state_{0}; // generation << 1 | paused

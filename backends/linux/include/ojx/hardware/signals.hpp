@@ -19,10 +19,15 @@ public:
     chained_handler& operator=(const chained_handler&) = delete;
     ~chained_handler() { uninstall(); }
 
-    // Installs `handler` for `signal` (SA_SIGINFO | SA_RESTART | SA_ONSTACK), remembering the previous action;
-    // `also_block` are held off while it runs (our handlers block each other, so none re-enters another).
-    // Returns an error message, or nothing on success.
-    std::optional<std::string> install(int signal, handler_function handler, const sigset_t* also_block = nullptr);
+    // Where the handler runs: on the thread's alternate signal stack where it has one (SA_ONSTACK: for faults,
+    // which may come from a stack overflow), or always on the interrupted code's stack.
+    enum class stack { alternate, interrupted };
+
+    // Installs `handler` for `signal` (SA_SIGINFO | SA_RESTART, and SA_ONSTACK for stack::alternate),
+    // remembering the previous action; `also_block` are held off while it runs (our handlers block each other,
+    // so none re-enters another). Returns an error message, or nothing on success.
+    std::optional<std::string> install(int signal, handler_function handler, const sigset_t* also_block = nullptr,
+                                       stack where = stack::alternate);
     // Restores the previous action, if this object installed one and nobody replaced ours since.
     void uninstall() noexcept;
 
@@ -37,6 +42,9 @@ public:
         return (previous_.sa_flags & SA_SIGINFO) == 0 && previous_.sa_handler == SIG_DFL;
     }
     bool installed() const noexcept { return signal_ != 0; }
+    // Signal-safe (one sigaction query; errno preserved): whether ours is still the process's handler. A program
+    // may install its own at any time.
+    bool in_place() const noexcept;
 
 private:
     int signal_ = 0;
