@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -242,6 +243,28 @@ TEST_CASE("replicated bytes sum to the rounded total, not to a sum of rounding e
     const pb::Profile p = written(in);
     CHECK(sum(p, "replicated_bytes") == 33);
     for (const pb::Sample& s : p.sample()) CHECK((s.value(3) == 3 || s.value(3) == 4));
+}
+
+TEST_CASE("amounts beyond pprof's signed values are shown as the largest one, never wrapped", "[pprof]") {
+    profile in;
+    const std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
+    // Every object identical, 2^64 − 1 of them and of bytes: the replicated bytes (~1.8e19) exceed int64.
+    in.contexts.push_back(context("byte[]", {"pkg.A.f(A.java:1)"}, most, most, 40, 0, 1.0));
+    in.contexts.push_back(context("int[]", {"pkg.B.g(B.java:2)"}, most, most, 40, 0, 1.0));
+    // The second's allocation metrics (as a profile could state them): 1e300 instances of 1e300 bytes.
+    ojx::type_allocations& huge = in.contexts[1].allocated.emplace().other;
+    huge.seen = 1;
+    huge.instances = huge.bytes = 1e300;
+    REQUIRE(in.contexts[0].replicated_bytes() > 9.3e18);
+    REQUIRE(in.contexts[1].replicated_bytes() > 1e299);
+    const pb::Profile p = written(in);
+    const std::int64_t largest = std::numeric_limits<std::int64_t>::max();
+    REQUIRE(p.sample_size() == 2);
+    CHECK(p.sample(0).value(0) == largest);
+    CHECK(p.sample(0).value(3) == largest);
+    // The running total is already the largest value: the second site adds nothing rather than overflowing.
+    CHECK(p.sample(1).value(3) == 0);
+    CHECK(labels(p, p.sample(1)).find("instances")->second == std::to_string(largest) + " count");
 }
 
 TEST_CASE("stacks are leaf first, under a synthetic frame naming the allocated type", "[pprof]") {

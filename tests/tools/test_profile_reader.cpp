@@ -12,7 +12,9 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <cmath>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 using namespace ojx;
@@ -162,6 +164,89 @@ TEST_CASE("bad input gives one line naming the file and the problem") {
     }();
     REQUIRE(absent.error);
     CHECK_THAT(*absent.error, Catch::Contains("/nonexistent/ojx/profile.json: cannot read"));
+}
+
+TEST_CASE("shapes ojx never writes are refused before use, naming the field") {
+    const auto error_for = [](const std::string& name, const std::string& content) {
+        const read_result r = read_text(name, content);
+        REQUIRE(r.error);
+        CHECK(r.error->find('\n') == std::string::npos);
+        CHECK_THAT(*r.error, Catch::StartsWith(std::filesystem::temp_directory_path().string()) &&
+                                 Catch::Contains(name));
+        CHECK(r.contexts.empty());
+        return *r.error;
+    };
+    const auto with_field = [](const std::string& field) {
+        std::string context = minimal_context;
+        context.insert(1, field + ", ");
+        return profile_with(context);
+    };
+    CHECK_THAT(error_for("contexts-object.json", R"json({"ojx_profile_version": 1, "contexts": {}})json"),
+               Catch::Contains("field 'contexts' should be a list of contexts"));
+    CHECK_THAT(error_for("contexts-number.json", R"json({"ojx_profile_version": 1, "contexts": 3})json"),
+               Catch::Contains("field 'contexts' should be a list of contexts"));
+    CHECK_THAT(error_for("run-null.json", R"json({"ojx_profile_version": 1, "run": null, "contexts": []})json"),
+               Catch::Contains("field 'run' should be an object"));
+    CHECK_THAT(error_for("run-array.json", R"json({"ojx_profile_version": 1, "run": [], "contexts": []})json"),
+               Catch::Contains("field 'run' should be an object"));
+    // A value where a list holds objects: there is no object to fill (this once reached back() on an empty list).
+    CHECK_THAT(error_for("types-null.json", with_field(R"json("allocated": {"types": [null]})json")),
+               Catch::Contains("context 1: field 'allocated.types' should be a list of objects"));
+    CHECK_THAT(error_for("accesses-number.json", with_field(R"json("accesses": [{"samples": 1}, 7])json")),
+               Catch::Contains("context 1: field 'accesses' should be a list of objects"));
+    CHECK_THAT(error_for("merged-zero.json",
+                         R"json({"ojx_profile_version": 1, "run": {"merged": {"profiles": 0}}, "contexts": []})json"),
+               Catch::Contains("run: field 'merged.profiles' should be at least 1"));
+}
+
+TEST_CASE("estimates outside their ranges are refused with the field and the value") {
+    const auto error_for = [](const std::string& name, const std::string& from, const std::string& to) {
+        std::string context = minimal_context;
+        REQUIRE(context.find(from) != std::string::npos);
+        context.replace(context.find(from), from.size(), to);
+        const read_result r = read_text(name, profile_with(context));
+        REQUIRE(r.error);
+        CHECK(r.error->find('\n') == std::string::npos);
+        CHECK_THAT(*r.error, Catch::Contains(name) && Catch::Contains("context 1: "));
+        CHECK(r.contexts.empty());
+        return *r.error;
+    };
+    CHECK_THAT(error_for("theta-500.json", "\"theta\": 0.3", "\"theta\": 5"),
+               Catch::Contains("field 'theta' is 5, outside [0, 1]"));
+    CHECK_THAT(error_for("omega-huge.json", "\"omega\": 0", "\"omega\": 9007199254740993"),
+               Catch::Contains("field 'omega' is 9.0072e+15, outside [0, 1]"));
+    CHECK_THAT(error_for("gamma-negative.json", "\"gamma\": 1", "\"gamma\": -0.5"),
+               Catch::Contains("field 'gamma' is -0.5, outside [0, 1]"));
+    CHECK_THAT(error_for("ci-reversed.json", "\"theta\": 0.3", "\"theta\": 0.3, \"theta_ci\": [2, -1]"),
+               Catch::Contains("field 'theta_ci' is not an interval within [0, 1]"));
+    CHECK_THAT(error_for("ci-backwards.json", "\"theta\": 0.3", "\"theta\": 0.3, \"alpha_ci\": [0.5, 0.4]"),
+               Catch::Contains("field 'alpha_ci' is not an interval within [0, 1]"));
+    CHECK_THAT(error_for("ci-one-end.json", "\"theta\": 0.3", "\"theta\": 0.3, \"theta_ci\": [0.2]"),
+               Catch::Contains("field 'theta_ci' should be two numbers"));
+    CHECK_THAT(error_for("effective-negative.json", "\"equal\": 1", "\"equal\": 1, \"effective\": -3"),
+               Catch::Contains("field 'comparisons.effective' should be a non-negative number"));
+    CHECK_THAT(error_for("comparisons-wrap.json", "\"equal\": 1", "\"equal\": 18446744073709551615"),
+               Catch::Contains("add up to more than 2^64"));
+    const std::string evidence = R"json(, "evidence": {"alpha_equal": 0, "weighted_equal": 1, "weighted_total": 3,
+        "sum_equal_squared": 1, "sum_equal_times_total": 3, "sum_total_squared": 9})json";
+    CHECK_THAT(error_for("evidence-negative.json", "\"gamma\": 1",
+                         "\"gamma\": 1" + std::regex_replace(evidence, std::regex("\"weighted_total\": 3"),
+                                                               "\"weighted_total\": -3")),
+               Catch::Contains("field 'evidence.weighted_total' should be a finite non-negative number"));
+    CHECK_THAT(error_for("evidence-alpha.json", "\"gamma\": 1",
+                         "\"gamma\": 1" + std::regex_replace(evidence, std::regex("\"alpha_equal\": 0"),
+                                                               "\"alpha_equal\": 2")),
+               Catch::Contains("field 'evidence.alpha_equal' is larger than 'alpha_comparisons'"));
+    // The same context with its evidence in range, and null (not finite) where the writers write it, is read.
+    std::string fine = minimal_context;
+    fine.replace(fine.find("\"theta\": 0.3"), 12, "\"theta\": null, \"theta_ci\": [0, 1], \"alpha_ci\": [0, 0]");
+    fine.replace(fine.find("\"gamma\": 1"), 10, "\"gamma\": 1" + evidence);
+    const read_result r = read_text("in-range.json", profile_with(fine));
+    INFO(r.error.value_or(""));
+    REQUIRE_FALSE(r.error);
+    REQUIRE(r.contexts.size() == 1);
+    CHECK(r.contexts[0].has_evidence);
+    CHECK(std::isnan(r.contexts[0].estimate.theta));
 }
 
 TEST_CASE("a profile cut anywhere is an error, never a partial profile taken as whole") {

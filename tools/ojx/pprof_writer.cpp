@@ -26,6 +26,17 @@ std::int64_t as_value(std::uint64_t count) {
     return static_cast<std::int64_t>(count < largest ? count : largest);
 }
 
+// The same for an amount the profile holds as a double (an estimate, a sum of fractional bytes): rounded, and
+// kept within [0, largest int64] so that no conversion or later difference can overflow. Not a number gives 0.
+std::int64_t as_value(double amount) {
+    // 2^63 as a double; every double below it converts to an int64.
+    constexpr double beyond = 9223372036854775808.0;
+    if (!(amount > 0)) return 0;
+    if (amount >= beyond) return std::numeric_limits<std::int64_t>::max();
+    const double rounded = std::round(amount);
+    return rounded >= beyond ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(rounded);
+}
+
 // The profile being built, with its tables deduplicated: one string table entry per distinct string (index 0 is
 // ""), one Function per (name, file), one Location per distinct frame.
 class pprof_builder {
@@ -126,7 +137,7 @@ void add_label(pprof_builder& builder, pb::Sample& sample, const std::string& ke
 void add_count_label(pprof_builder& builder, pb::Sample& sample, const std::string& key, double count) {
     pb::Label& label = *sample.add_label();
     label.set_key(builder.string(key));
-    label.set_num(std::llround(count));
+    label.set_num(as_value(count));
     label.set_num_unit(builder.string("count"));
 }
 
@@ -134,7 +145,7 @@ void add_count_label(pprof_builder& builder, pb::Sample& sample, const std::stri
 void add_percent_label(pprof_builder& builder, pb::Sample& sample, const std::string& key, double fraction) {
     pb::Label& label = *sample.add_label();
     label.set_key(builder.string(key));
-    label.set_num(std::llround(100 * fraction));
+    label.set_num(as_value(100 * fraction));
     label.set_num_unit(builder.string("percent"));
 }
 
@@ -183,7 +194,8 @@ void pprof_writer::add(const context_profile& context) {
     sample.add_location_id(builder.type_location(context.type));
     for (const std::string& frame : context.frames) sample.add_location_id(builder.frame_location(frame));
     state_->replicated_so_far += context.replicated_bytes();
-    const auto replicated_rounded = static_cast<std::int64_t>(std::llround(state_->replicated_so_far));
+    // Both rounded totals are in [0, largest int64], so their difference cannot overflow.
+    const std::int64_t replicated_rounded = as_value(state_->replicated_so_far);
     sample.add_value(as_value(context.objects));
     sample.add_value(as_value(context.bytes));
     sample.add_value(as_value(context.estimate.comparisons()));

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <set>
 #include <string_view>
@@ -55,6 +56,43 @@ struct scalar {
     std::string_view text;
 };
 
+// What is wrong with a context's estimate, or nothing. The estimator keeps every fraction and interval end in
+// [0, 1] with intervals in order, and every sum finite and non-negative; the writers write null (read as NaN)
+// for a number that is not finite. A profile outside those ranges was not written by ojx, and every output that
+// prints a percentage or converts to an integer relies on them.
+std::string estimate_problem(const replica_estimate& e, const evidence_summary& evidence, bool has_evidence) {
+    const auto fraction = [](double x) { return std::isnan(x) || (x >= 0 && x <= 1); };
+    const auto amount = [](double x) { return std::isnan(x) || (x >= 0 && std::isfinite(x)); };
+    const auto in_order = [&](const interval& i) {
+        return fraction(i.low) && fraction(i.high) && !(i.low > i.high);
+    };
+    const std::pair<const char*, double> fractions[] = {
+        {"theta", e.theta}, {"alpha", e.alpha}, {"omega", e.omega}, {"gamma", e.gamma}};
+    for (const auto& [name, value] : fractions)
+        if (!fraction(value)) {
+            char shown[32];
+            std::snprintf(shown, sizeof shown, "%g", value);
+            return "field '" + std::string(name) + "' is " + shown + ", outside [0, 1]";
+        }
+    if (!in_order(e.theta_ci)) return "field 'theta_ci' is not an interval within [0, 1] (low end first)";
+    if (!in_order(e.alpha_ci)) return "field 'alpha_ci' is not an interval within [0, 1] (low end first)";
+    if (!amount(e.effective_comparisons)) return "field 'comparisons.effective' should be a non-negative number";
+    if (e.equal > std::numeric_limits<std::uint64_t>::max() - e.different)
+        return "fields 'comparisons.equal' and 'comparisons.different' add up to more than 2^64";
+    if (!has_evidence) return {};
+    const std::pair<const char*, double> sums[] = {{"weighted_equal", evidence.weighted_equal},
+                                                   {"weighted_total", evidence.weighted_total},
+                                                   {"sum_equal_squared", evidence.sum_equal_squared},
+                                                   {"sum_equal_times_total", evidence.sum_equal_times_total},
+                                                   {"sum_total_squared", evidence.sum_total_squared}};
+    for (const auto& [name, value] : sums)
+        if (!(value >= 0 && std::isfinite(value)))
+            return "field 'evidence." + std::string(name) + "' should be a finite non-negative number";
+    if (evidence.alpha_equal > e.alpha_comparisons)
+        return "field 'evidence.alpha_equal' is larger than 'alpha_comparisons'";
+    return {};
+}
+
 class profile_handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, profile_handler> {
 public:
     profile_handler(run_profile& run, const context_consumer& on_context) : run_(run), on_context_(on_context) {}
@@ -86,12 +124,14 @@ public:
 
     bool StartObject() {
         if (depth_ == 0) return enter(false);
+        if (depth_ == 1 && key_ == "contexts") return wrong_type("contexts", "a list of contexts");
         if (path_ == "contexts[]" && in_array() && !in_context_) {
             if (!saw_version()) return fail("not an ojx profile (no ojx_profile_version before its contexts)");
             in_context_ = true;
             context_ = context_profile{};
             present_ = 0;
             evidence_present_ = 0;
+            theta_ci_ends_ = alpha_ci_ends_ = 0;
         }
         if (path_ == "contexts[].accesses[]" && in_array()) context_.accesses.emplace_back();
         if (in_context_ && path_ == "contexts[]" && !in_array() && key_ == "allocated") context_.allocated.emplace();
@@ -112,6 +152,7 @@ public:
 
     bool StartArray() {
         if (depth_ == 0) return fail("not an ojx profile (the top level is an array, not an object)");
+        if (depth_ == 1 && key_ == "run") return wrong_type("run", "an object");
         if (!enter(true)) return false;
         if (in_context_ && path_ == "contexts[].allocation.frames[]") present_ |= has_frames; // may be empty
         return true;
@@ -150,7 +191,8 @@ private:
     }
 
     std::string where() const {
-        return in_context_ ? "context " + std::to_string(context_index_ + 1) + ": " : std::string("run: ");
+        if (in_context_) return "context " + std::to_string(context_index_ + 1) + ": ";
+        return path_.starts_with("run") ? "run: " : "";
     }
 
     bool wrong_type(std::string_view field, const char* expected) {
@@ -190,6 +232,8 @@ private:
     }
 
     bool top_value(const scalar& v) {
+        if (key_ == "run") return wrong_type("run", "an object");
+        if (key_ == "contexts") return wrong_type("contexts", "a list of contexts");
         if (key_ != "ojx_profile_version") return true;
         std::uint64_t version = 0;
         if (v.what != scalar::kind::unsigned_integer || v.integer == 0)
@@ -236,7 +280,10 @@ private:
             return true;
         }
         if (path_ == "run.merged") {
-            if (key_ == "profiles") return count(v, "merged.profiles", run_.profiles);
+            if (key_ == "profiles") {
+                if (!count(v, "merged.profiles", run_.profiles)) return false;
+                if (run_.profiles == 0) return wrong_type("merged.profiles", "at least 1");
+            }
             return true;
         }
         // Nested counter groups: run.samples_dropped.store, run.agent.single_steps, …
@@ -298,10 +345,12 @@ private:
             if (key_ == "effective") return real(v, "comparisons.effective", e.effective_comparisons);
             return true;
         }
-        if (p == ".theta_ci[]") return bound(v, "theta_ci", e.theta_ci);
-        if (p == ".alpha_ci[]") return bound(v, "alpha_ci", e.alpha_ci);
+        if (p == ".theta_ci[]") return bound(v, "theta_ci", e.theta_ci, theta_ci_ends_);
+        if (p == ".alpha_ci[]") return bound(v, "alpha_ci", e.alpha_ci, alpha_ci_ends_);
         if (p == ".evidence") return evidence_value(v);
         if (p == ".accesses[]") {
+            // A value straight in the list, not a member of one of its objects: there is no object to fill.
+            if (in_array()) return wrong_type("accesses", "a list of objects");
             if (key_ == "samples") return count(v, "accesses.samples", c.accesses.back().samples);
             return true;
         }
@@ -318,6 +367,7 @@ private:
             return true;
         }
         if (p == ".allocated.types[]") {
+            if (in_array()) return wrong_type("allocated.types", "a list of objects");
             named_type_allocations& t = a.types.back();
             if (key_ == "type") return text(v, "allocated.types.type", t.type);
             if (key_ == "array") {
@@ -356,18 +406,14 @@ private:
         return true;
     }
 
-    // An interval's two ends, in order; bounds_seen_ counts them.
-    bool bound(const scalar& v, std::string_view field, interval& out) {
+    // An interval's two ends, in order; `ends` counts those read.
+    bool bound(const scalar& v, std::string_view field, interval& out, int& ends) {
         double end = 0;
         if (!real(v, field, end)) return false;
-        if (&out != last_interval_) {
-            last_interval_ = &out;
-            interval_ends_ = 0;
-        }
-        if (interval_ends_ == 0) out.low = end;
-        else if (interval_ends_ == 1) out.high = end;
+        if (ends == 0) out.low = end;
+        else if (ends == 1) out.high = end;
         else return wrong_type(field, "two numbers");
-        ++interval_ends_;
+        ++ends;
         return true;
     }
 
@@ -388,7 +434,6 @@ private:
     }
 
     bool finish_context() {
-        last_interval_ = nullptr;
         if ((present_ & all_required) != all_required) {
             for (const auto& [bit, name] : required_names)
                 if (!(present_ & bit)) return fail(where() + "missing field '" + name + "'");
@@ -398,6 +443,10 @@ private:
         e.objects = c.objects;
         if (evidence_present_ != 0 && evidence_present_ < evidence_fields)
             return fail(where() + "field 'evidence' is incomplete");
+        if (theta_ci_ends_ == 1 || alpha_ci_ends_ == 1)
+            return wrong_type(theta_ci_ends_ == 1 ? "theta_ci" : "alpha_ci", "two numbers");
+        if (const std::string problem = estimate_problem(e, c.evidence, evidence_present_ != 0); !problem.empty())
+            return fail(where() + problem);
         c.has_evidence = evidence_present_ == evidence_fields;
         if (c.has_evidence) {
             // The counts the sums belong with are the comparison counts read above.
@@ -427,8 +476,8 @@ private:
     unsigned present_ = 0;
     int evidence_present_ = 0;
     std::size_t context_index_ = 0;
-    const interval* last_interval_ = nullptr;
-    int interval_ends_ = 0;
+    int theta_ci_ends_ = 0;
+    int alpha_ci_ends_ = 0;
     std::set<std::string> merged_lists_seen_;
 };
 
@@ -442,19 +491,26 @@ std::optional<std::string> read_profile(const std::string& path, run_profile& ru
                                         const context_consumer& on_context) {
     const std::unique_ptr<std::FILE, file_closer> file(std::fopen(path.c_str(), "rb"));
     if (!file) return path + ": cannot read: " + std::strerror(errno);
+    return read_profile(file.get(), path, run, on_context);
+}
+
+std::optional<std::string> read_profile(std::FILE* file, const std::string& path, run_profile& run,
+                                        const context_consumer& on_context) {
     run = run_profile{};
     profile_handler handler(run, on_context);
     char buffer[1 << 16];
-    rapidjson::FileReadStream stream(file.get(), buffer, sizeof buffer);
+    rapidjson::FileReadStream stream(file, buffer, sizeof buffer);
     rapidjson::Reader reader;
     const rapidjson::ParseResult result =
         reader.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(stream, handler);
-    if (std::ferror(file.get())) return path + ": read error: " + std::strerror(errno);
+    if (std::ferror(file)) return path + ": read error: " + std::strerror(errno);
     if (!handler.problem().empty()) return path + ": " + handler.problem();
     if (result.IsError()) {
         if (result.Code() == rapidjson::kParseErrorDocumentEmpty) return path + ": empty file, not a profile";
+        // A stream that is not a file (fmemopen's) has no size: its errors are told as invalid JSON.
         struct stat file_status {};
-        const bool at_end = ::fstat(::fileno(file.get()), &file_status) == 0 &&
+        const int descriptor = ::fileno(file);
+        const bool at_end = descriptor >= 0 && ::fstat(descriptor, &file_status) == 0 &&
                             result.Offset() >= static_cast<std::size_t>(file_status.st_size);
         return path + ": " + (at_end ? std::string("truncated: the JSON ends at byte ") + std::to_string(result.Offset())
                                      : "not valid JSON at byte " + std::to_string(result.Offset()) + ": " +

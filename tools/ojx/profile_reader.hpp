@@ -6,6 +6,7 @@
 
 #include "profile.hpp"
 
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
@@ -21,6 +22,11 @@ using context_consumer = std::function<void(context_profile&&)>;
 // in file order; fills `run` once the whole file has been read. Returns the error, if any ("PATH: problem");
 // `on_context` may have been called for earlier contexts before an error is found.
 std::optional<std::string> read_profile(const std::string& path, run_profile& run,
+                                        const context_consumer& on_context);
+
+// The same from a stream already open for reading (its errors name it `path`); the stream is read to its end or
+// to the first problem, and left open.
+std::optional<std::string> read_profile(std::FILE* file, const std::string& path, run_profile& run,
                                         const context_consumer& on_context);
 
 } // namespace ojx::tool
