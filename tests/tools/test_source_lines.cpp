@@ -39,7 +39,7 @@ TEST_CASE("source lines are found by package path, by file name, and by absolute
     CHECK(lines.line_of("Elsewhere.run(Elsewhere.java:2)") == "int x;");
     // A native frame with a relative path that is not under a directory as written: by file name.
     CHECK(lines.line_of("parse(std::string_view) (parser.cpp:2)") == "return parse_row();");
-    // An absolute path is taken as it is.
+    // An absolute path inside a directory is taken as it is.
     const std::string absolute = (tree.root / "second/deep/src/parser.cpp").string();
     CHECK(lines.line_of("main (" + absolute + ":1)") == "int main() {");
     // No file, no line, a line past the end, a file nowhere: nothing.
@@ -47,4 +47,23 @@ TEST_CASE("source lines are found by package path, by file name, and by absolute
     CHECK_FALSE(lines.line_of("java.lang.Object.clone(Native Method)"));
     CHECK_FALSE(lines.line_of("com.acme.Reader.<init>(Reader.java:99)"));
     CHECK_FALSE(lines.line_of("Missing.m(Missing.java:1)"));
+}
+
+TEST_CASE("frame paths that lead out of the directories give no line") {
+    source_tree tree;
+    source_lines lines({(tree.root / "first").string()});
+    // Absolute, and relative with `..`, out of the directory: outside files are never read.
+    CHECK_FALSE(lines.line_of("main (/etc/passwd:1)"));
+    CHECK_FALSE(lines.line_of("main (../../../../../../../../etc/passwd:1)"));
+    CHECK_FALSE(lines.line_of("main (com/../../second/deep/src/parser.cpp:1)"));
+    // Another directory the user did not name, whose name begins like a named one's.
+    tree.write("first-not/leak.cpp", "secret\n");
+    CHECK_FALSE(lines.line_of("main (" + (tree.root / "first-not/leak.cpp").string() + ":1)"));
+    CHECK_FALSE(lines.line_of("main (../first-not/leak.cpp:1)"));
+    // A symbolic link inside the directory to a file outside it, found by path or by name.
+    fs::create_symlink(tree.root / "first-not/leak.cpp", tree.root / "first/other/linked.cpp");
+    CHECK_FALSE(lines.line_of("main (other/linked.cpp:1)"));
+    CHECK_FALSE(lines.line_of("main (linked.cpp:1)"));
+    // `..` that stays inside is fine.
+    CHECK(lines.line_of("main (other/../other/Elsewhere.java:2)") == "int x;");
 }

@@ -17,6 +17,12 @@ bool is_file(const fs::path& path) {
     return fs::is_regular_file(path, error);
 }
 
+// Whether `inside` (canonical) is `root` (canonical) or below it: compared component by component, so that
+// /src/app-old is not taken to be under /src/app.
+bool is_under(const fs::path& inside, const fs::path& root) {
+    return std::mismatch(root.begin(), root.end(), inside.begin(), inside.end()).first == root.end();
+}
+
 std::string trimmed(const std::string& text) {
     const std::size_t first = text.find_first_not_of(" \t\r");
     if (first == std::string::npos) return {};
@@ -39,7 +45,25 @@ std::string java_relative_path(std::string_view function, const std::string& fil
 
 } // namespace
 
-source_lines::source_lines(std::vector<std::string> directories) : directories_(std::move(directories)) {}
+source_lines::source_lines(std::vector<std::string> directories) : directories_(std::move(directories)) {
+    for (const std::string& directory : directories_) {
+        std::error_code error;
+        const fs::path root = fs::canonical(directory, error);
+        if (!error) roots_.push_back(root);
+    }
+}
+
+// A profile names its files; the user names the folders. A path that leaves them (absolute, with `..`, or
+// through a symbolic link) is not read: a profile from elsewhere must not make `ojx report` print a line of
+// /etc/shadow to whoever runs it.
+std::optional<std::string> source_lines::contained(const fs::path& path) const {
+    std::error_code error;
+    const fs::path real = fs::canonical(path, error);
+    if (error || !is_file(real)) return std::nullopt;
+    for (const fs::path& root : roots_)
+        if (is_under(real, root)) return real.string();
+    return std::nullopt;
+}
 
 std::optional<std::string> source_lines::line_of(std::string_view frame) {
     const source_frame where = parse_frame(frame);
@@ -54,17 +78,20 @@ std::optional<std::string> source_lines::line_of(std::string_view frame) {
 std::optional<std::string> source_lines::find_file(std::string_view function, const std::string& file) {
     const fs::path named(file);
     if (named.is_absolute()) {
-        if (is_file(named)) return file;
+        if (auto path = contained(named)) return path;
     } else {
         const std::string relative = file.ends_with(".java") ? java_relative_path(function, file) : file;
         for (const std::string& directory : directories_)
-            if (is_file(fs::path(directory) / relative)) return (fs::path(directory) / relative).string();
+            if (auto path = contained(fs::path(directory) / relative)) return path;
     }
-    // By name anywhere below the directories: the first in directory order, then path order.
+    // By name anywhere below the directories: the first in directory order, then path order. A name that is a
+    // folder's (`..`, `.`) names no file.
+    const std::string name = named.filename().string();
+    if (name.empty() || name == "." || name == "..") return std::nullopt;
     const auto& index = files_by_name();
-    const auto found = index.find(named.filename().string());
-    if (found == index.end()) return std::nullopt;
-    return found->second;
+    for (auto [it, end] = index.equal_range(name); it != end; ++it)
+        if (auto path = contained(it->second)) return path;
+    return std::nullopt;
 }
 
 const std::multimap<std::string, std::string>& source_lines::files_by_name() {

@@ -1,9 +1,12 @@
 // Source lines for frames, for `ojx report --source DIR…`: a frame names a file and a line
 // (`pkg.Cls.m(File.java:42)`, `f (src/file.cpp:42)`), and the line is looked for under the given directories —
-// first where the frame's package or path says (DIR/pkg/File.java, DIR/src/file.cpp, an absolute path as it is),
-// then by file name anywhere below a directory. Files are read once.
+// first where the frame's package or path says (DIR/pkg/File.java, DIR/src/file.cpp, an absolute path inside
+// one of them), then by file name anywhere below a directory. Only files under the directories are read: a
+// frame's absolute path or `..` that leads out of them (or a symbolic link that does) gives no line. Files are
+// read once.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,9 +25,11 @@ public:
 private:
     const std::vector<std::string>* lines_of_file(const std::string& path);
     std::optional<std::string> find_file(std::string_view frame, const std::string& file);
+    std::optional<std::string> contained(const std::filesystem::path& path) const;
     const std::multimap<std::string, std::string>& files_by_name();
 
     std::vector<std::string> directories_;
+    std::vector<std::filesystem::path> roots_; // the directories, canonical
     std::map<std::string, std::vector<std::string>> files_; // path → lines (empty: unreadable)
     std::multimap<std::string, std::string> by_name_;        // file name → path, filled on first use
     bool indexed_ = false;
