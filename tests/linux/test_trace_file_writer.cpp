@@ -1,14 +1,17 @@
 // The asynchronous trace file writer: what the filler appends reaches the file whole and in order; when the file
 // blocks (a pipe nobody reads), the filler keeps going without waiting and the events it loses are counted and
 // reported in the trace; an unwritable path, a full device and a write that fails mid-run are one line naming the
-// file, and never block or crash the program.
+// file, and never block or crash the program. Its descriptor is kept out of the program's way and never used once
+// the program has taken its number; the file is the user's alone (0600) and has one recorder at a time.
 #include "ojx/hardware/trace_file_writer.hpp"
+#include "ojx/hardware/agent_output_file.hpp"
 #include "ojx/trace_reader.hpp"
 #include "ojx/trace_writer.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -164,7 +167,8 @@ TEST_CASE("an unwritable trace file, or a full device, is one line naming it and
 
 // A file that takes the header and then refuses every write (the file-size limit: EFBIG, as a disk that fills up
 // gives ENOSPC): the filler neither waits nor stops, the writer thread keeps giving buffers back, the end waits for
-// nothing that cannot come, close() names the problem, and what reached the file is never misread.
+// nothing that cannot come, close() names the problem and what the file holds, and the block cut short is cut
+// off, so the file reads as a trace that stopped early.
 TEST_CASE("a write that fails mid-run is reported at close, and neither blocks nor crashes the program") {
     const std::string path = temporary_path("too-large.ojxt");
     // The limit applies to the whole process: ignore SIGXFSZ (write then fails with EFBIG) and restore both after.
@@ -200,15 +204,128 @@ TEST_CASE("a write that fails mid-run is reported at close, and neither blocks n
     CHECK(finished);
     CHECK(appended + dropped == 20000);
     REQUIRE(closed.has_value());
-    CHECK(*closed == "could not write the whole trace to " + path + ": File too large");
+    CHECK(*closed ==
+          "could not write the whole trace to " + path + ": File too large; it ends after 0 blocks (12 bytes)");
     const auto bytes = read_file(path);
-    CHECK(bytes.size() == 100);
-    CHECK(file.bytes_written() == 100);
-    // The block cut short is refused, not misread.
-    ojx::trace_reader reader(bytes, "too-large.ojxt");
-    while (reader.next()) {
-    }
-    CHECK(reader.failed());
-    CHECK(reader.error().find("truncated") != std::string::npos);
+    CHECK(bytes.size() == ojx::trace_header_size); // the first block did not fit: only the header stays
+    CHECK(file.bytes_written() == bytes.size());
+    const read_trace read = read_events(bytes);
+    CHECK_FALSE(read.complete);
+    CHECK(read.events.empty());
     std::remove(path.c_str());
+}
+
+namespace {
+
+// The descriptors of this process open on `path`.
+std::vector<int> descriptors_of(const std::string& path) {
+    std::vector<int> found;
+    for (int fd = 0; fd < 65536; ++fd) {
+        char link[64], target[PATH_MAX];
+        std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        const ssize_t length = readlink(link, target, sizeof target - 1);
+        if (length > 0 && std::string(target, static_cast<std::size_t>(length)) == path) found.push_back(fd);
+    }
+    return found;
+}
+
+} // namespace
+
+TEST_CASE("the trace's descriptor is high, close-on-exec and 0600, whatever the umask or an earlier file's mode") {
+    const std::string path = temporary_path("mode.ojxt");
+    { std::ofstream earlier(path); earlier << "an earlier file, readable by all"; }
+    REQUIRE(chmod(path.c_str(), 0644) == 0);
+    const mode_t previous_umask = umask(0);
+    ojx::hardware::trace_file_writer file;
+    const auto opened = file.open(path, 4, 4096);
+    umask(previous_umask);
+    REQUIRE_FALSE(opened.has_value());
+    const std::vector<int> fds = descriptors_of(path);
+    REQUIRE(fds.size() == 1);
+    CHECK(fds[0] >= ojx::hardware::high_descriptor_floor());
+    CHECK((fcntl(fds[0], F_GETFD) & FD_CLOEXEC) != 0);
+    struct stat st {};
+    REQUIRE(stat(path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0600);
+    // A second recorder of the same file is refused while this one writes, not interleaved with it.
+    ojx::hardware::trace_file_writer second;
+    const auto refused = second.open(path, 4, 4096);
+    REQUIRE(refused.has_value());
+    CHECK(*refused == "cannot write the trace to " + path + ": another process is writing a trace to it");
+    {
+        ojx::trace_writer writer(file.first_buffer(), file.sink());
+        REQUIRE(writer.append(allocation(1)));
+        file.wait_for_buffers();
+        REQUIRE(writer.finish());
+    }
+    CHECK_FALSE(file.close().has_value());
+    CHECK(read_events(read_file(path)).complete);
+    std::remove(path.c_str());
+}
+
+// A program that closes the descriptors it inherited (as daemons do) and is given the trace's number for a file
+// of its own: that file gets none of the trace's bytes and is not closed by ojx; the trace says where it ends.
+TEST_CASE("a trace descriptor the program closed and reused is never written or closed again") {
+    const std::string path = temporary_path("taken.ojxt");
+    const std::string own = temporary_path("program-output.txt");
+    ojx::hardware::trace_file_writer file;
+    REQUIRE_FALSE(file.open(path, 4, 4096).has_value());
+    const std::vector<int> fds = descriptors_of(path);
+    REQUIRE(fds.size() == 1);
+    const int number = fds[0];
+
+    std::uint64_t blocks_before = 0;
+    std::string program_wrote;
+    {
+        ojx::trace_writer writer(file.first_buffer(), file.sink());
+        std::uint64_t index = 0;
+        // Enough for several blocks to reach the file before the program takes the number.
+        for (; index < 2000; ++index) {
+            REQUIRE(writer.append(allocation(index)));
+            if (index % 64 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (file.blocks_written() < 2 && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        blocks_before = file.blocks_written();
+        REQUIRE(blocks_before >= 2);
+
+        // The program: closes the number, opens its own file, and has it at that number.
+        REQUIRE(::close(number) == 0);
+        const int mine = ::open(own.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        REQUIRE(mine >= 0);
+        REQUIRE(dup2(mine, number) == number);
+        ::close(mine);
+        program_wrote = "the program's own line\n";
+        REQUIRE(::write(number, program_wrote.data(), program_wrote.size()) ==
+                static_cast<ssize_t>(program_wrote.size()));
+
+        for (; index < 6000; ++index) {
+            (void)writer.append(allocation(index)); // no free buffer: counted, not waited for
+            if (index % 64 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        file.wait_for_buffers();
+        REQUIRE(writer.finish());
+    }
+    const auto closed = file.close();
+    REQUIRE(closed.has_value());
+    const std::uint64_t blocks = file.blocks_written();
+    CHECK(blocks == blocks_before); // nothing after the number was taken
+    CHECK(*closed == "the program closed the descriptor of the trace " + path + "; it ends after " +
+                         std::to_string(blocks) + " blocks (" + std::to_string(file.bytes_written()) + " bytes)");
+    // Still open: ojx did not close the program's file.
+    CHECK(fcntl(number, F_GETFD) >= 0);
+    const std::string more = "and its last one\n";
+    REQUIRE(::write(number, more.data(), more.size()) == static_cast<ssize_t>(more.size()));
+    ::close(number);
+    const auto written = read_file(own);
+    CHECK(std::string(reinterpret_cast<const char*>(written.data()), written.size()) == program_wrote + more);
+    // The trace: what reached it before, readable, without its end.
+    const auto bytes = read_file(path);
+    CHECK(bytes.size() == file.bytes_written());
+    const read_trace read = read_events(bytes);
+    CHECK_FALSE(read.complete);
+    CHECK_FALSE(read.events.empty());
+    std::remove(path.c_str());
+    std::remove(own.c_str());
 }

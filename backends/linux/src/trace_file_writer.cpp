@@ -15,13 +15,15 @@ std::optional<std::string> trace_file_writer::open(const std::string& path, std:
                                                    std::size_t buffer_size) {
     if (started_) return "the trace is already being written to " + path_;
     path_ = path;
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) return "cannot write the trace to " + path + ": " + std::strerror(errno);
+    output_target target;
+    if (auto error = open_output_stream(path, fd_, target)) return "cannot write the trace to " + path + ": " + *error;
+    regular_file_ = !target.write_in_place;
     const auto header = trace_file_header();
     if (!write_all(header)) {
         const int error = write_errno_.load();
-        ::close(fd_);
-        fd_ = -1;
+        fd_.close();
+        if (regular_file_) ::unlink(target.path.c_str()); // it holds nothing of this run, and not an earlier trace
+        write_errno_.store(0);
         return "cannot write the trace to " + path + ": " + std::strerror(error);
     }
     pool_.emplace(buffers, buffer_size);
@@ -35,8 +37,7 @@ std::optional<std::string> trace_file_writer::open(const std::string& path, std:
     if (error != 0) {
         sem_destroy(&wake_);
         pool_.reset();
-        ::close(fd_);
-        fd_ = -1;
+        fd_.close();
         return "cannot start the trace's writer thread: " + std::string(std::strerror(error));
     }
     started_ = true;
@@ -77,17 +78,17 @@ void trace_file_writer::write_filled_blocks() noexcept {
 }
 
 bool trace_file_writer::write_all(std::span<const std::byte> bytes) noexcept {
-    while (!bytes.empty()) {
-        const ssize_t written = ::write(fd_, bytes.data(), bytes.size());
-        if (written < 0) {
-            if (errno == EINTR) continue;
-            write_errno_.store(errno, std::memory_order_relaxed);
-            return false;
-        }
-        bytes_written_.fetch_add(static_cast<std::uint64_t>(written), std::memory_order_relaxed);
-        bytes = bytes.subspan(static_cast<std::size_t>(written));
+    const int error = fd_.write_all(bytes);
+    if (error == 0) {
+        bytes_written_.fetch_add(bytes.size(), std::memory_order_relaxed);
+        return true;
     }
-    return true;
+    // Whatever part of this block reached the file is cut off again, so that the file ends at a block boundary
+    // (never where the descriptor is no longer ours: nothing reached the file then).
+    if (regular_file_ && fd_.still_ours())
+        (void)::ftruncate(fd_.number(), static_cast<off_t>(bytes_written_.load(std::memory_order_relaxed)));
+    write_errno_.store(error, std::memory_order_relaxed);
+    return false;
 }
 
 std::optional<std::string> trace_file_writer::close() {
@@ -97,13 +98,13 @@ std::optional<std::string> trace_file_writer::close() {
     sem_post(&wake_);
     pthread_join(thread_, nullptr);
     sem_destroy(&wake_);
-    const int close_result = ::close(fd_);
-    const int close_errno = errno;
-    fd_ = -1;
-    if (const int error = write_errno_.load(); error != 0)
-        return "could not write the whole trace to " + path_ + ": " + std::strerror(error);
-    if (close_result != 0) return "could not write the whole trace to " + path_ + ": " + std::strerror(close_errno);
-    return std::nullopt;
+    int error = write_errno_.load();
+    if (const int closed = fd_.close(); error == 0) error = closed;
+    if (error == 0) return std::nullopt;
+    const std::string holds = "; it ends after " + std::to_string(blocks_written()) + " blocks (" +
+                              std::to_string(bytes_written()) + " bytes)";
+    if (error == ESTALE) return "the program closed the descriptor of the trace " + path_ + holds;
+    return "could not write the whole trace to " + path_ + ": " + std::strerror(error) + holds;
 }
 
 } // namespace ojx::hardware
