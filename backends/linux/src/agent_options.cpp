@@ -1,6 +1,14 @@
 #include "ojx/hardware/agent_options.hpp"
 
+#include "ojx/hardware/agent_output_file.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 
 namespace ojx::hardware {
@@ -62,7 +70,12 @@ std::optional<std::string> to_agent_settings(const option_values& values, agent_
 }
 
 void report_recording(const recording_summary& summary, bool quiet) {
-    if (!summary.error.empty()) std::fprintf(stderr, "ojx: %s\n", summary.error.c_str());
+    // A trace that could not be written whole: its one line says what the file holds; a summary of what was
+    // recorded would contradict it.
+    if (!summary.error.empty()) {
+        std::fprintf(stderr, "ojx: %s\n", summary.error.c_str());
+        return;
+    }
     if (summary.incomplete_events != 0)
         std::fprintf(stderr,
                      "ojx: the trace %s cannot be replayed: for %llu events the profiler read more memory than the "
@@ -83,6 +96,68 @@ std::string start_time_text() {
     std::tm local{};
     localtime_r(&now, &local);
     std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &local);
+    return text;
+}
+
+std::string with_process_suffix(const std::string& name, std::uint64_t pid) {
+    const std::size_t last = name.rfind('/') + 1; // 0 when there is no slash
+    std::size_t dot = name.rfind('.');
+    if (dot == std::string::npos || dot <= last) dot = name.size();
+    return name.substr(0, dot) + "." + std::to_string(pid) + name.substr(dot);
+}
+
+namespace {
+
+// The pid in the root variable, 0 when unset or not a number.
+std::uint64_t inherited_root_pid() {
+    const char* text = std::getenv(agent_root_pid_variable);
+    if (text == nullptr) return 0;
+    std::uint64_t pid = 0;
+    const char* end = text + std::strlen(text);
+    const auto [stop, error] = std::from_chars(text, end, pid);
+    return error == std::errc() && stop == end ? pid : 0;
+}
+
+} // namespace
+
+std::optional<std::string> resolve_agent_files(const agent_settings& settings, std::uint64_t pid,
+                                               const std::string& start_time, bool mark_environment,
+                                               agent_files& into) {
+    into = agent_files{};
+    const std::uint64_t root = inherited_root_pid();
+    const bool descendant = root != 0 && root != pid;
+    std::string directory;
+    if (const char* inherited = std::getenv(agent_root_directory_variable); descendant && inherited != nullptr &&
+                                                                             inherited[0] == '/')
+        directory = inherited;
+    else
+        directory = absolute_path(".");
+    if (directory.empty()) return "the current directory cannot be named: " + std::string(std::strerror(errno));
+    if (directory.size() > 2 && directory.ends_with("/.")) directory.resize(directory.size() - 2);
+    const auto name = [&](const std::string& pattern) -> std::string {
+        if (pattern.empty()) return {};
+        std::string expanded = expand_file_name(pattern, pid, start_time);
+        // A pattern with %p already gives every process its own name.
+        const bool per_process = expanded != expand_file_name(pattern, pid + 1, start_time);
+        if (descendant && !per_process) expanded = with_process_suffix(expanded, pid);
+        return absolute_path(expanded, directory);
+    };
+    into.profile = name(settings.file_pattern);
+    into.trace = name(settings.record_pattern);
+    into.root_pid = descendant ? root : 0;
+    if (mark_environment && !descendant) {
+        ::setenv(agent_root_pid_variable, std::to_string(pid).c_str(), 1);
+        ::setenv(agent_root_directory_variable, directory.c_str(), 1);
+    }
+    return std::nullopt;
+}
+
+std::string describe_agent_files(const agent_files& files) {
+    std::string text = "profile: " + files.profile;
+    if (!files.trace.empty()) text += "; trace: " + files.trace;
+    if (files.root_pid != 0)
+        text += " (this process descends from profiled pid " + std::to_string(files.root_pid) +
+                ", which writes the name as given)";
     return text;
 }
 

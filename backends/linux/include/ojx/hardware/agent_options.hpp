@@ -32,4 +32,32 @@ void report_recording(const recording_summary& summary, bool quiet);
 // The local time as file names show it (`%t` in `file=`): 20261122-071500.
 std::string start_time_text();
 
+// One agent per process, and processes start others that inherit it (LD_PRELOAD, JAVA_TOOL_OPTIONS): a shell,
+// `timeout`, a compiler driver and its passes all profiled with one `file=`. The first profiled process of a tree
+// (the root) names itself and its start directory in the environment its descendants inherit; a descendant that
+// finds a root other than itself writes, for a name without %p, `<name>.<pid><extension>` (replicas.json →
+// replicas.4242.json), so every process keeps its own profile and trace, and the root writes the name as given.
+// Relative names are resolved against the root's start directory, once, at start: a later chdir moves nothing.
+inline constexpr const char* agent_root_pid_variable = "OJX_AGENT_ROOT_PID";
+inline constexpr const char* agent_root_directory_variable = "OJX_AGENT_ROOT_DIR";
+
+struct agent_files {
+    std::string profile;       // absolute
+    std::string trace;         // absolute; empty: no recording
+    std::uint64_t root_pid = 0; // the profiled ancestor whose environment this process inherited; 0: none
+};
+
+// This process's files from the patterns in `settings` (%p, %t expanded with `pid` and `start_time`). With
+// `mark_environment`, a root sets the variables above for its descendants (only before the program starts
+// threads: setenv is not thread-safe). Error: the start directory cannot be named.
+std::optional<std::string> resolve_agent_files(const agent_settings& settings, std::uint64_t pid,
+                                               const std::string& start_time, bool mark_environment,
+                                               agent_files& into);
+
+// `name` with ".<pid>" before the extension of its last component (a leading dot starts no extension).
+std::string with_process_suffix(const std::string& name, std::uint64_t pid);
+
+// The line an agent says at start about its files: "profile: P" and, where inherited, whose name it derives from.
+std::string describe_agent_files(const agent_files& files);
+
 } // namespace ojx::hardware
