@@ -164,3 +164,60 @@ TEST_CASE("a trace whose recorder could not keep all it read for an event is ref
     CHECK(result.error.find(std::to_string(r.recorder.incomplete_events()) + " events") != std::string::npos);
     CHECK(result.error.find('\n') == std::string::npos);
 }
+
+TEST_CASE("a run whose backend refused arms replays to its live profile byte for byte", "[replay]") {
+    // Every 3rd (then every 2nd) arm refused, as a kernel that refuses a thread's breakpoint does: the profiler
+    // counts each failure and frees the slot, so that the pairs it watches next differ from an unrefused run. The
+    // replay must refuse the same arms (the trace records them) or its profile differs from the live one.
+    std::size_t replayed = 0;
+    for (const std::uint64_t every : {3u, 2u}) {
+        for (const scenario& s : scenarios()) {
+            for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+                INFO(s.label << ", seed " << seed << ", every " << every << " arms refused");
+                const auto naming = naming_for(s.shapes);
+                recording_session<recording_policies<>> r(config_for(s, seed), naming);
+                r.watchpoints.refuse_every(every);
+                run_workload(r.machine, r.prof.contexts(), s.shapes, {.seed = seed, .collect_every = s.collect_every});
+                const std::string live_json = profile_json(r, naming);
+                const auto trace = finished_trace(r.trace);
+                REQUIRE(r.watchpoints.refused() > 0);
+                REQUIRE(r.prof.stats().watch_arm_failures == r.watchpoints.refused());
+
+                // Recording changes nothing the profiler does, refusals included.
+                session<> plain(config_for(s, seed));
+                plain.watchpoints.refuse_every(every);
+                run_workload(plain.machine, plain.prof.contexts(), s.shapes,
+                             {.seed = seed, .collect_every = s.collect_every});
+                REQUIRE(profile_json(plain, naming) == live_json);
+
+                const auto replay = replay::replay_profile(trace, "refused.ojxt");
+                REQUIRE(replay.error.empty());
+                REQUIRE(replay.replay.complete);
+                REQUIRE(replay.replay.watchpoint_differences == 0);
+                REQUIRE(replay.report.stats.watch_arm_failures == r.watchpoints.refused());
+                REQUIRE(replay.report.stats.comparisons > 0);
+                REQUIRE(replay.json == live_json);
+                ++replayed;
+            }
+        }
+    }
+    std::printf("replay with refused arms: %zu recorded runs replayed to identical profiles\n", replayed);
+}
+
+TEST_CASE("a recorded refusal the replayed profiler never asks for is a difference", "[replay]") {
+    replay::replay_watchpoints watchpoints(4);
+    // Refused for the next event, and asked for: refused, no difference.
+    watchpoints.recorded(watchpoint_arm_refused_event{1, 4096, 8});
+    watchpoints.start_event();
+    REQUIRE_FALSE(watchpoints.arm(1, 4096, 8));
+    REQUIRE(watchpoints.arm(1, 4096, 8)); // one refusal recorded: the second asking is armed
+    watchpoints.recorded(watchpoint_arm_event{1, 4096, 8});
+    REQUIRE(watchpoints.differences() == 0);
+    // Refused for the next event, which asks for another address: armed, and both are differences (the arm was
+    // not recorded, the refusal was not asked for).
+    watchpoints.recorded(watchpoint_arm_refused_event{2, 8192, 8});
+    watchpoints.start_event();
+    REQUIRE(watchpoints.arm(2, 8200, 8));
+    watchpoints.start_event();
+    REQUIRE(watchpoints.differences() == 2);
+}

@@ -176,7 +176,7 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
     std::vector<trace_event> events;
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t t = values.pick(threads.size());
-        switch (values.pick(25)) {
+        switch (values.pick(26)) {
         case 0: events.push_back(ojx::type_symbol{.id = values.u32(), .name = values.name()}); break;
         case 1: events.push_back(ojx::frame_symbol{.id = values.u64(), .name = values.name()}); break;
         case 2:
@@ -277,6 +277,10 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
                 .types = {census_pattern().begin() + start, census_pattern().begin() + end}});
             break;
         }
+        case 24:
+            events.push_back(ojx::watchpoint_arm_refused_event{.slot = values.u64(), .where = values.u64(),
+                .width = values.u8()});
+            break;
         default:
             events.push_back(ojx::watchpoint_trap{.slot = values.u64(), .watched_address = values.u64(),
                 .value = values.u64(), .width = values.u8(),

@@ -179,6 +179,15 @@ struct watchpoint_disarm_event {
     std::size_t slot = 0;
     friend bool operator==(const watchpoint_disarm_event&, const watchpoint_disarm_event&) = default;
 };
+// The backend refused to arm `slot` on `width` bytes at `where` (no debug register can cover the range, the kernel
+// refused a thread's breakpoint) while the profiler handled the event that follows: a replay must refuse that arm
+// too, or its profiler would watch what the recording's could not and take other decisions from then on.
+struct watchpoint_arm_refused_event {
+    std::size_t slot = 0;
+    address where = 0;
+    std::uint8_t width = 0;
+    friend bool operator==(const watchpoint_arm_refused_event&, const watchpoint_arm_refused_event&) = default;
+};
 // One load or store of the program, in a trace of every access (not only the sampled ones). `value` is what the
 // access read or wrote (zero-extended, little-endian, as in access_sample); none when it is what memory held
 // already (a load of what the trace's stores and fills put there, a store of the value already there), which is
@@ -214,7 +223,7 @@ using trace_event = std::variant<type_symbol, frame_symbol, context_symbol, thre
     free_event, move_event, region_move_event, gc_start_event, gc_end_event, access_sample, watchpoint_arm_event,
     watchpoint_disarm_event, watchpoint_trap, events_lost_event, run_attribute, memory_contents_event,
     relocated_object_event, relocation_event, access_event, memory_fill_event, heap_census_event,
-    kept_survivors_event, moved_survivor_event>;
+    kept_survivors_event, moved_survivor_event, watchpoint_arm_refused_event>;
 
 // ---- Record tags -------------------------------------------------------------------------------------------
 
@@ -251,6 +260,7 @@ inline constexpr std::uint8_t memory_fill = 0x24;
 inline constexpr std::uint8_t watchpoint_arm = 0x30;
 inline constexpr std::uint8_t watchpoint_disarm = 0x31;
 inline constexpr std::uint8_t watchpoint_trap = 0x32;
+inline constexpr std::uint8_t watchpoint_arm_refused = 0x33;
 // 0x40-0x5F: a sample against the previous sample of the thread in a compaction slot.
 // Bits: 010k ssss (k: 0 load, 1 store; s: slot).
 inline constexpr std::uint8_t compact_sample_first = 0x40;

@@ -426,6 +426,12 @@ private:
         }
         case trace_tag::watchpoint_disarm:
             return watchpoint_disarm_event{.slot = get_size("watchpoint slot")};
+        case trace_tag::watchpoint_arm_refused: {
+            watchpoint_arm_refused_event refused{.slot = get_size("watchpoint slot")};
+            refused.where = get_varint();
+            refused.width = get_byte();
+            return refused;
+        }
         case trace_tag::watchpoint_trap: {
             watchpoint_trap trap{.slot = get_size("watchpoint slot")};
             trap.watched_address = get_varint();

@@ -4,7 +4,9 @@
 // A recorder sits between the backend and the profiler. It hands each event to the profiler and appends it to the
 // trace together with what the profiler did while handling it —
 //   before the event: the calling-context-tree nodes inserted since the previous event (each after its parent),
-//                     and the memory the profiler read for it (the window it digests around a compared word);
+//                     the memory the profiler read for it (the window it digests around a compared word), and
+//                     the arms the backend refused it (a replay refuses them as well: it must know before the
+//                     event, since what the profiler does next depends on each arm's outcome);
 //   after the event:  the watchpoints the profiler armed and disarmed for it (a replay checks its own against them).
 // The profiler reads and arms through `recording_memory` and `recording_watchpoints`, which pass each call on and
 // note it in `profiler_effects`.
@@ -45,6 +47,7 @@ public:
         byte_count_ = 0;
         read_count_ = 0;
         call_count_ = 0;
+        refusal_count_ = 0;
         overflowed_ = false;
     }
 
@@ -75,6 +78,13 @@ public:
         }
         calls_[call_count_++] = call;
     }
+    void note_refusal(const watchpoint_arm_refused_event& refused) noexcept {
+        if (refusal_count_ == max_watchpoint_calls) {
+            overflowed_ = true;
+            return;
+        }
+        refusals_[refusal_count_++] = refused;
+    }
 
     // Whether something of this event could not be noted.
     bool overflowed() const noexcept { return overflowed_; }
@@ -83,6 +93,10 @@ public:
     void for_each_read(Visit&& visit) const noexcept {
         for (std::size_t i = 0; i < read_count_; ++i)
             visit(memory_contents_event{reads_[i].where, std::span(bytes_).subspan(reads_[i].offset, reads_[i].size)});
+    }
+    template <class Visit>
+    void for_each_refusal(Visit&& visit) const noexcept {
+        for (std::size_t i = 0; i < refusal_count_; ++i) visit(refusals_[i]);
     }
     template <class Visit>
     void for_each_call(Visit&& visit) const noexcept {
@@ -98,9 +112,11 @@ private:
     std::array<std::byte, max_bytes> bytes_{};
     std::array<read, max_reads> reads_{};
     std::array<watchpoint_call, max_watchpoint_calls> calls_{};
+    std::array<watchpoint_arm_refused_event, max_watchpoint_calls> refusals_{};
     std::size_t byte_count_ = 0;
     std::size_t read_count_ = 0;
     std::size_t call_count_ = 0;
+    std::size_t refusal_count_ = 0;
     bool overflowed_ = false;
 };
 
@@ -114,7 +130,8 @@ protected:
     profiler_effects* effects_;
 };
 
-// A backend's watchpoints, with each arm and disarm noted. Signal-safe if the backend's are.
+// A backend's watchpoints, with each arm and disarm noted, and each arm the backend refused. Signal-safe if the
+// backend's are.
 template <watchpoint_arming Inner>
 class recording_watchpoints : public noting_policy {
 public:
@@ -124,7 +141,13 @@ public:
     std::size_t slot_count() const noexcept { return inner_.slot_count(); }
     bool arm(std::size_t slot, address where, std::uint8_t width) noexcept(noexcept(inner_.arm(slot, where, width))) {
         const bool armed = inner_.arm(slot, where, width);
-        if (armed && effects_ != nullptr) effects_->note_call(watchpoint_arm_event{slot, where, width});
+        if (effects_ != nullptr) {
+            if (armed) {
+                effects_->note_call(watchpoint_arm_event{slot, where, width});
+            } else {
+                effects_->note_refusal(watchpoint_arm_refused_event{slot, where, width});
+            }
+        }
         return armed;
     }
     void disarm(std::size_t slot) noexcept(noexcept(inner_.disarm(slot))) {
@@ -177,14 +200,15 @@ public:
         append_new_contexts(writer_, tree, written_nodes_, [](context_id) noexcept {});
     }
 
-    // Hands `event` to the profiler (`deliver`) and records it: the memory read for it before, the watchpoint
-    // calls after. Signal-safe if `deliver` is.
+    // Hands `event` to the profiler (`deliver`) and records it: the memory read for it and the arms refused it
+    // before, the watchpoint calls after. Signal-safe if `deliver` is.
     template <class Deliver, class Event>
     void record(Deliver&& deliver, const Event& event) noexcept(noexcept(deliver())) {
         effects_.clear();
         deliver();
         ++events_;
         effects_.for_each_read([this](const memory_contents_event& contents) { writer_.append(contents); });
+        effects_.for_each_refusal([this](const watchpoint_arm_refused_event& refused) { writer_.append(refused); });
         writer_.append(event);
         effects_.for_each_call([this](const auto& call) { writer_.append(call); });
         if (effects_.overflowed()) note_incomplete_event();

@@ -231,6 +231,13 @@ public:
     bool append(const watchpoint_disarm_event& disarm) noexcept {
         return write_simple(trace_tag::watchpoint_disarm, [&](trace_byte_writer& out) { out.put_varint(disarm.slot); });
     }
+    bool append(const watchpoint_arm_refused_event& refused) noexcept {
+        return write_simple(trace_tag::watchpoint_arm_refused, [&](trace_byte_writer& out) {
+            out.put_varint(refused.slot);
+            out.put_varint(refused.where);
+            out.put_byte(refused.width);
+        });
+    }
 
     // Symbols. Signal-safe as well (names are copied into the block, not kept).
     bool append_type(type_id id, std::string_view name) noexcept {

@@ -43,10 +43,22 @@ public:
 
     bool arm(std::size_t slot, address where, std::uint8_t width) noexcept {
         if (slot >= slots_ || width == 0 || width > 8) return false;
+        if (refuse_every_ != 0 && ++requests_ % refuse_every_ == 0) {
+            ++refused_;
+            return false;
+        }
         watches_[slot] = {true, trigger_ == watch_trigger::at_sample, where, width};
         ++arms_;
         return true;
     }
+
+    // Refuse every `n`th valid arm from now on (0: none), as a machine whose kernel refuses some breakpoints does
+    // (the Linux backend's arm fails when a thread's breakpoint cannot be set): the slot stays as it was.
+    void refuse_every(std::uint64_t n) noexcept {
+        refuse_every_ = n;
+        requests_ = 0;
+    }
+    std::uint64_t refused() const noexcept { return refused_; }
 
     void disarm(std::size_t slot) noexcept {
         if (slot < slots_) watches_[slot].armed = false;
@@ -105,6 +117,9 @@ private:
     watch_trigger trigger_;
     std::array<watch, max_slots> watches_{};
     std::uint64_t arms_ = 0;
+    std::uint64_t refuse_every_ = 0;
+    std::uint64_t requests_ = 0; // valid arms asked for since refuse_every
+    std::uint64_t refused_ = 0;
 };
 
 } // namespace ojx::emulation

@@ -1,8 +1,9 @@
 // Feeding a recorded trace to a profiler: the replay backend's driver. It reads the trace with `trace_reader`,
 // rebuilds the calling context tree in the profiler's own tree (trace context ids are mapped to the tree's ids as
 // the nodes arrive, each after its parent), and delivers allocations, frees, moves, region moves, collections,
-// samples and traps in the recorded order, with the memory the recording profiler read for each (replay_memory)
-// and its recorded watchpoint calls checked against the profiler's (replay_watchpoints).
+// samples and traps in the recorded order, with the memory the recording profiler read for each (replay_memory),
+// the arms its backend refused refused again, and its recorded watchpoint calls checked against the profiler's
+// (replay_watchpoints).
 //
 // What a trace of samples and traps can answer: the same analysis again, or with other estimator settings
 // (min comparisons, confidence), which change only how the evidence is judged. Not other sampler, pairing or
@@ -191,6 +192,7 @@ private:
     void deliver(const memory_contents_event& contents) { memory_.add(contents); }
     void deliver(const watchpoint_arm_event& arm) { watchpoints_.recorded(arm); }
     void deliver(const watchpoint_disarm_event& disarm) { watchpoints_.recorded(disarm); }
+    void deliver(const watchpoint_arm_refused_event& refused) { watchpoints_.recorded(refused); }
     void deliver(const events_lost_event& lost) {
         result_.events_lost += lost.count;
         relocating_.forget_previous();
