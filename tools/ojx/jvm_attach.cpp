@@ -1,5 +1,7 @@
 #include "jvm_attach.hpp"
 
+#include "printable_text.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -26,6 +28,9 @@ using clock = std::chrono::steady_clock;
 // HotSpot reads each argument into a fixed buffer (arg_length_max in attachListener.hpp: 1024 with the NUL).
 constexpr std::size_t max_argument_length = 1023;
 
+// The most of a peer's answer read. A JVM answers `load` in a few lines; a peer that goes on is not one.
+constexpr std::size_t max_response = std::size_t{1} << 20;
+
 std::string process_name(pid_t pid) { return "process " + std::to_string(pid); }
 
 // What /proc says about the target.
@@ -39,7 +44,7 @@ struct target_process {
     bool catches_sigquit = false;
     bool zombie = false;
 
-    std::string name() const { return process_name(pid) + (command.empty() ? "" : " (" + command + ")"); }
+    std::string name() const { return process_name(pid) + (command.empty() ? "" : " (" + printable(command) + ")"); }
     std::string proc(const std::string& entry) const { return "/proc/" + std::to_string(pid) + "/" + entry; }
     std::string socket_path() const { return tmp + "/.java_pid" + std::to_string(pid_in_jvm); }
 };
@@ -173,6 +178,61 @@ std::optional<std::string> start_attach_listener(const target_process& target, c
     return std::nullopt;
 }
 
+std::string trimmed(std::string text) {
+    const auto space = [](char c) { return c == '\n' || c == '\r' || c == ' ' || c == '\t'; };
+    while (!text.empty() && space(text.back())) text.pop_back();
+    std::size_t start = 0;
+    while (start < text.size() && space(text[start])) ++start;
+    return text.substr(start);
+}
+
+// "a\nb\n" → "a; b": the JVM's lines, fit for a one-line message.
+std::string one_line(const std::string& text) {
+    std::string out;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);)
+        if (!trimmed(line).empty()) out += (out.empty() ? "" : "; ") + trimmed(line);
+    return out;
+}
+
+// The checks the JDK's own client makes before it connects (jdk.attach, VirtualMachineImpl.checkPermissions):
+// the socket is owned by the user we act as (the JVM's), with its group, and no one else may use it. lstat():
+// a link put in its place is not the JVM's socket.
+std::optional<std::string> check_socket_owner(const target_process& target) {
+    const std::string path = target.socket_path();
+    struct stat info {};
+    if (lstat(path.c_str(), &info) != 0) return "cannot check " + path + ": " + std::strerror(errno);
+    if (!S_ISSOCK(info.st_mode)) return path + " is not a socket; not talking to it";
+    if (info.st_uid != geteuid())
+        return path + " is owned by uid " + std::to_string(info.st_uid) + ", not by " + target.name() +
+               "'s user (uid " + std::to_string(geteuid()) + "); not talking to it";
+    if (info.st_gid != getegid())
+        return path + " belongs to group " + std::to_string(info.st_gid) + ", not " + std::to_string(getegid()) +
+               "; not talking to it";
+    if ((info.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH)) != 0) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(info.st_mode & 0777));
+        return path + " may be used by others (mode " + mode + "), which a JVM's socket never is; not talking to it";
+    }
+    return std::nullopt;
+}
+
+// Whoever listens on the socket must be the target itself: its process (as our pid namespace numbers it; 0
+// where the kernel cannot say) and its user.
+std::optional<std::string> check_peer(int fd, const target_process& target) {
+    ucred peer{};
+    socklen_t length = sizeof peer;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0)
+        return "cannot tell who listens on " + target.socket_path() + ": " + std::strerror(errno);
+    if (peer.uid != target.uid)
+        return target.socket_path() + " is served by uid " + std::to_string(peer.uid) + ", not by " + target.name() +
+               "'s user (uid " + std::to_string(target.uid) + "); not talking to it";
+    if (peer.pid != 0 && peer.pid != target.pid)
+        return target.socket_path() + " is served by process " + std::to_string(peer.pid) + ", not by " +
+               target.name() + "; not talking to it";
+    return std::nullopt;
+}
+
 class file_descriptor {
 public:
     explicit file_descriptor(int fd) : fd_(fd) {}
@@ -203,8 +263,10 @@ std::optional<std::string> exchange(const target_process& target, const std::str
     const timeval limit{static_cast<time_t>(whole.count() / 1'000'000),
                         static_cast<suseconds_t>(whole.count() % 1'000'000)};
     setsockopt(socket_fd.get(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+    if (auto problem = check_socket_owner(target)) return problem;
     if (connect(socket_fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
         return "cannot connect to " + target.name() + "'s attach socket " + path + ": " + std::strerror(errno);
+    if (auto problem = check_peer(socket_fd.get(), target)) return problem;
     for (std::size_t sent = 0; sent < request.size();) {
         const ssize_t n = send(socket_fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) continue;
@@ -219,30 +281,16 @@ std::optional<std::string> exchange(const target_process& target, const std::str
         if (ready < 0 && errno == EINTR) continue;
         if (ready == 0)
             return target.name() + " did not answer within " + seconds(timeouts.response) +
-                   (response.empty() ? "" : " (it said: " + response + ")");
+                   (response.empty() ? "" : " (it said: " + printable(one_line(response)) + ")");
         const ssize_t n = ready > 0 ? read(socket_fd.get(), buffer, sizeof buffer) : -1;
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return "cannot read " + target.name() + "'s answer: " + std::strerror(errno);
         if (n == 0) return std::nullopt;
         response.append(buffer, static_cast<std::size_t>(n));
+        if (response.size() > max_response)
+            return target.name() + " answered more than " + std::to_string(max_response >> 20) +
+                   " MiB, which no JVM does; stopped reading";
     }
-}
-
-std::string trimmed(std::string text) {
-    const auto space = [](char c) { return c == '\n' || c == '\r' || c == ' ' || c == '\t'; };
-    while (!text.empty() && space(text.back())) text.pop_back();
-    std::size_t start = 0;
-    while (start < text.size() && space(text[start])) ++start;
-    return text.substr(start);
-}
-
-// "a\nb\n" → "a; b": the JVM's lines, fit for a one-line message.
-std::string one_line(const std::string& text) {
-    std::string out;
-    std::istringstream lines(text);
-    for (std::string line; std::getline(lines, line);)
-        if (!trimmed(line).empty()) out += (out.empty() ? "" : "; ") + trimmed(line);
-    return out;
 }
 
 std::optional<int> leading_integer(const std::string& line) {
@@ -264,13 +312,13 @@ agent_load_result parse_load_response(pid_t pid, const std::string& response) {
     std::getline(lines, status_line);
     const std::optional<int> status = leading_integer(status_line);
     if (!status) {
-        result.error = process_name(pid) + " gave an answer ojx does not understand: '" + one_line(response) + "'";
+        result.error = process_name(pid) + " gave an answer ojx does not understand: '" + printable(one_line(response)) + "'";
         return result;
     }
     std::ostringstream rest;
     rest << lines.rdbuf();
     if (*status != 0) {
-        const std::string said = one_line(rest.str());
+        const std::string said = printable(one_line(rest.str()));
         result.error = "agent load failed in " + process_name(pid) + " (attach status " + std::to_string(*status) +
                        ")" + (said.empty() ? "" : ": " + said);
         return result;
@@ -281,13 +329,13 @@ agent_load_result parse_load_response(pid_t pid, const std::string& response) {
     const std::string code_text = code_line.starts_with(prefix) ? code_line.substr(prefix.size()) : code_line;
     const std::optional<int> code = leading_integer(code_text);
     if (!code) {
-        result.error = process_name(pid) + " did not say what the agent returned: '" + one_line(rest.str()) + "'";
+        result.error = process_name(pid) + " did not say what the agent returned: '" + printable(one_line(rest.str())) + "'";
         return result;
     }
     result.agent_return_code = *code;
     std::ostringstream text;
     text << after.rdbuf();
-    result.jvm_text = trimmed(text.str());
+    result.jvm_text = printable(one_line(text.str()));
     return result;
 }
 

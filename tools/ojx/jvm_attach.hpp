@@ -28,11 +28,13 @@ struct attach_timeouts {
 struct agent_load_result {
     std::string error;         // empty: Agent_OnAttach ran; else one line naming the process and the problem
     int agent_return_code = 0; // what Agent_OnAttach returned: 0 (JNI_OK) when the agent accepted
-    std::string jvm_text;      // whatever else the JVM wrote, trimmed (usually nothing)
+    std::string jvm_text;      // whatever else the JVM wrote, on one line and printable (usually nothing)
     bool ok() const noexcept { return error.empty(); }
 };
 
 // Loads the agent at `agent_path` (absolute) into JVM `pid` with `options`: Agent_OnAttach runs in the JVM.
+// The peer is checked as the JDK's client checks it (the socket's owner, group and mode) and by its credentials
+// (the target's process and user); at most 1 MiB of its answer is read, and none of it is returned unescaped.
 agent_load_result load_agent(pid_t pid, const std::string& agent_path, const std::string& options,
                              const attach_timeouts& timeouts = {});
 

@@ -126,6 +126,28 @@ std::string written_profile(const std::string& pattern, pid_t pid, std::time_t s
     return {};
 }
 
+// Whether `file` is there as JVM `pid` sees it (through its root: in a container the path is the container's).
+bool visible_to(pid_t pid, const std::string& file) {
+    struct stat info {};
+    const std::string root = "/proc/" + std::to_string(pid) + "/root";
+    return stat((stat(root.c_str(), &info) == 0 ? root + file : file).c_str(), &info) == 0;
+}
+
+// What ojx may say about where the agent writes: the file it was asked for only when nothing says otherwise.
+// The JVM's answer (printed above when it has text) may name another file; and an agent that cannot create
+// the file says so, and where the profile goes instead, on the JVM's standard error, which ojx cannot see.
+std::string where_asked(pid_t pid, const std::string& file, const agent_load_result& answer) {
+    if (!answer.jvm_text.empty()) return "the file it was asked for, " + file + ", unless its answer above says otherwise";
+    if (file.find('%') == std::string::npos && !visible_to(pid, file))
+        return file + " if it can write it (it does not exist yet; if the JVM's user cannot create it, the agent "
+                      "says where the profile goes instead on process " + std::to_string(pid) + "'s standard error)";
+    return file;
+}
+
+void report_jvm_text(pid_t pid, const agent_load_result& answer) {
+    if (!answer.jvm_text.empty()) std::fprintf(stderr, "ojx: process %d says: %s\n", static_cast<int>(pid), answer.jvm_text.c_str());
+}
+
 } // namespace
 
 int run_command(arguments args) {
@@ -175,16 +197,15 @@ int attach_command(arguments args) {
 
     const agent_load_result answer = load_agent(pid, agent, profiling.agent_options());
     if (!answer.ok()) return failure(answer.error);
-    if (!answer.jvm_text.empty()) std::fprintf(stderr, "ojx: process %d says: %s\n", static_cast<int>(pid), answer.jvm_text.c_str());
+    report_jvm_text(pid, answer);
     if (answer.agent_return_code != 0)
         return failure("the agent did not start in process " + std::to_string(pid) + " (return code " +
                        std::to_string(answer.agent_return_code) +
                        "): already profiling, an option it refused, or a JVM it cannot profile; its message is on the "
                        "JVM's standard error");
+    const std::string file = expand_file_name(profiling.profile_file(), static_cast<std::uint64_t>(pid), "%t");
     std::fprintf(stderr, "ojx: profiling process %d; the profile goes to %s at its exit or at `ojx dump %d`\n",
-                 static_cast<int>(pid),
-                 expand_file_name(profiling.profile_file(), static_cast<std::uint64_t>(pid), "%t").c_str(),
-                 static_cast<int>(pid));
+                 static_cast<int>(pid), where_asked(pid, file, answer).c_str(), static_cast<int>(pid));
     return exit_ok;
 }
 
@@ -211,13 +232,14 @@ int dump_command(arguments args) {
 
     const agent_load_result answer = load_agent(pid, agent, line.agent_options());
     if (!answer.ok()) return failure(answer.error);
-    if (!answer.jvm_text.empty()) std::fprintf(stderr, "ojx: process %d says: %s\n", static_cast<int>(pid), answer.jvm_text.c_str());
+    report_jvm_text(pid, answer);
     if (answer.agent_return_code != 0)
         return failure("process " + std::to_string(pid) + " wrote no profile (return code " +
                        std::to_string(answer.agent_return_code) +
                        "): its agent is not profiling (stopped already?) or could not write the file; its message is "
                        "on the JVM's standard error");
-    const std::string where = line.file.empty() ? "the file given when profiling started" : line.file;
+    const std::string where =
+        line.file.empty() ? "the file given when profiling started" : where_asked(pid, line.file, answer);
     std::fprintf(stderr, "ojx: process %d wrote its profile to %s%s\n", static_cast<int>(pid), where.c_str(),
                  line.stop ? " and stopped profiling" : "");
     return exit_ok;
