@@ -12,6 +12,7 @@
 // the C library.
 #include "ojx/context_path_cache.hpp"
 #include "ojx/hardware/agent_options.hpp"
+#include "ojx/hardware/agent_output_file.hpp"
 #include "ojx/hardware/profiling_session.hpp"
 #include "ojx/hardware/symbolizer.hpp"
 #include "ojx/report.hpp"
@@ -27,7 +28,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <new>
 #include <optional>
 #include <sstream>
@@ -52,7 +52,7 @@ constexpr const char* allocator_names[] = {"malloc", "calloc", "realloc", "align
 struct agent {
     profiling_session session;
     agent_settings settings;
-    std::string file;
+    agent_files files; // absolute, fixed at start
     pthread_key_t thread_key{};
     std::uint64_t own_code_begin = 0; // this library's code: its frames are left out of allocation contexts
     std::uint64_t own_code_end = 0;
@@ -237,11 +237,21 @@ std::vector<option_spec> preload_agent_options() {
                      help_text(specs).c_str());
         return;
     }
-    const std::string started = start_time_text();
-    the_agent->file = expand_file_name(the_agent->settings.file_pattern, static_cast<std::uint64_t>(getpid()), started);
+    // Names fixed now, before the program can chdir; descendants of a profiled process get names of their own.
+    if (auto error = resolve_agent_files(the_agent->settings, static_cast<std::uint64_t>(getpid()), start_time_text(),
+                                         true, the_agent->files)) {
+        std::fprintf(stderr, "ojx: cannot profile: %s\n", error->c_str());
+        return;
+    }
+    // A profile that cannot be written is known now: one line, and the program runs unprofiled.
+    if (auto error = check_output_file(the_agent->files.profile)) {
+        std::fprintf(stderr, "ojx: cannot write the profile to %s: %s\nojx: not profiling\n",
+                     the_agent->files.profile.c_str(), error->c_str());
+        return;
+    }
     session_options& session = the_agent->settings.session;
     session.runtime = "native (libojxpreload)";
-    session.record_file = expand_file_name(the_agent->settings.record_pattern, static_cast<std::uint64_t>(getpid()), started);
+    session.record_file = the_agent->files.trace;
     find_own_code();
     the_agent->backtrace = libgcc_backtrace;
     if (const std::string& unwinder = parsed.values.choice("unwinder"); unwinder != "libgcc") {
@@ -259,12 +269,11 @@ std::vector<option_spec> preload_agent_options() {
     pthread_atfork(nullptr, nullptr, [] { active.store(false); }); // the child is not profiled
     const hardware_backend& backend = the_agent->session.backend();
     std::fprintf(stderr,
-                 "ojx: profiling pid %d; sampler: %s; watchpoints: %s; memory reads: %s; allocation stacks: %s; "
-                 "profile: %s%s%s\n",
+                 "ojx: profiling pid %d; sampler: %s; watchpoints: %s; memory reads: %s; allocation stacks: %s; %s\n",
                  static_cast<int>(getpid()), backend.sampler_description().c_str(),
                  backend.watchpoint_description().c_str(), backend.memory_read_description().c_str(),
-                 the_agent->backtrace != libgcc_backtrace ? "libunwind" : "libgcc unwinder", the_agent->file.c_str(),
-                 session.record_file.empty() ? "" : "; trace: ", session.record_file.c_str());
+                 the_agent->backtrace != libgcc_backtrace ? "libunwind" : "libgcc unwinder",
+                 describe_agent_files(the_agent->files).c_str());
     active.store(true, std::memory_order_release);
     attach_this_thread();
 }
@@ -284,10 +293,13 @@ std::vector<option_spec> preload_agent_options() {
     const run_facts facts = a.session.facts();
     a.session.with_final_profiler([&](profiling_session::profiler_type& profiler) {
         const replica_report report = profiler.report();
-        std::ofstream out(a.file);
-        write_json(out, report, profiler.contexts(), naming, facts);
-        out.close();
-        if (!out) std::fprintf(stderr, "ojx: could not write the profile to %s\n", a.file.c_str());
+        // Whole or not at all: a failure leaves any earlier file as it was, and says so in one line, last.
+        output_file out;
+        std::optional<std::string> error = out.open(a.files.profile);
+        if (!error) {
+            write_json(out.stream(), report, profiler.contexts(), naming, facts);
+            error = out.commit();
+        }
         if (!a.settings.quiet) {
             std::ostringstream text;
             write_text(text, report, profiler.contexts(), naming, facts, 5);
@@ -295,13 +307,16 @@ std::vector<option_spec> preload_agent_options() {
             const backend_counters& c = backend.counters();
             std::fprintf(stderr,
                          "ojx: %llu samples (%llu single steps, %llu dropped while the profiler was busy), %llu "
-                         "traps (%llu after their slot was freed); profile written to %s\n",
+                         "traps (%llu after their slot was freed)%s%s\n",
                          static_cast<unsigned long long>(c.samples.load()),
                          static_cast<unsigned long long>(c.steps.load()),
                          static_cast<unsigned long long>(a.session.samples_dropped_busy()),
                          static_cast<unsigned long long>(c.traps.load()),
-                         static_cast<unsigned long long>(c.traps_unknown.load()), a.file.c_str());
+                         static_cast<unsigned long long>(c.traps_unknown.load()),
+                         error ? "" : "; profile written to ", error ? "" : a.files.profile.c_str());
         }
+        if (error)
+            std::fprintf(stderr, "ojx: could not write the profile to %s: %s\n", a.files.profile.c_str(), error->c_str());
     });
     if (const auto recorded = a.session.finish_recording(naming, std::size(allocator_names), facts.agent_counters))
         report_recording(*recorded, a.settings.quiet);

@@ -85,11 +85,13 @@ owned_descriptor::owned_descriptor(int fd) noexcept : fd_(fd) {
     if (::fstat(fd_, &st) == 0) {
         device_ = st.st_dev;
         inode_ = st.st_ino;
+        regular_ = S_ISREG(st.st_mode);
     }
 }
 
 owned_descriptor::owned_descriptor(owned_descriptor&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), device_(other.device_), inode_(other.inode_), lost_(other.lost_) {}
+    : fd_(std::exchange(other.fd_, -1)), device_(other.device_), inode_(other.inode_), regular_(other.regular_),
+      lost_(other.lost_) {}
 
 owned_descriptor& owned_descriptor::operator=(owned_descriptor&& other) noexcept {
     if (this != &other) {
@@ -97,6 +99,7 @@ owned_descriptor& owned_descriptor::operator=(owned_descriptor&& other) noexcept
         fd_ = std::exchange(other.fd_, -1);
         device_ = other.device_;
         inode_ = other.inode_;
+        regular_ = other.regular_;
         lost_ = other.lost_;
     }
     return *this;
@@ -111,6 +114,12 @@ bool owned_descriptor::still_ours() noexcept {
 }
 
 int owned_descriptor::write_all(std::span<const std::byte> bytes) noexcept {
+    // A write past the file-size limit would raise SIGXFSZ, whose default action kills the program.
+    rlimit size_limit{};
+    if (regular_ && !bytes.empty() && ::getrlimit(RLIMIT_FSIZE, &size_limit) == 0 && size_limit.rlim_cur != RLIM_INFINITY) {
+        const off_t at = ::lseek(fd_, 0, SEEK_CUR);
+        if (at >= 0 && static_cast<rlim_t>(at) + bytes.size() > size_limit.rlim_cur) return EFBIG;
+    }
     while (!bytes.empty()) {
         if (!still_ours()) return ESTALE;
         const ssize_t written = ::write(fd_, bytes.data(), bytes.size());

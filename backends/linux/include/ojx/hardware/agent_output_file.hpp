@@ -57,7 +57,8 @@ public:
     bool lost() const noexcept { return lost_; }
 
     // Writes all of `bytes`, checking before each write(2) that the descriptor is still ours. 0, or the errno of
-    // the failed write; ESTALE when the descriptor was lost (nothing more is written).
+    // the failed write; ESTALE when the descriptor was lost (nothing more is written); EFBIG, with nothing
+    // written, when a regular file would grow past RLIMIT_FSIZE (the write would raise SIGXFSZ, which kills).
     int write_all(std::span<const std::byte> bytes) noexcept;
     // Closes the descriptor if it is still ours, else only forgets it. 0, or the errno of close(2); ESTALE when
     // it was lost.
@@ -67,6 +68,7 @@ private:
     int fd_ = -1;
     dev_t device_ = 0;
     ino_t inode_ = 0;
+    bool regular_ = false;
     bool lost_ = false;
 };
 
