@@ -20,6 +20,7 @@
 #include "tracked_objects.hpp"
 
 #include "ojx/hardware/agent_options.hpp"
+#include "ojx/hardware/agent_output_file.hpp"
 #include "ojx/hardware/profiling_session.hpp"
 #include "ojx/hardware/signals.hpp"
 #include "ojx/report.hpp"
@@ -130,7 +131,9 @@ class agent {
 public:
     // ---- Life cycle. All on live-phase Java threads (VMInit, the attach listener, the agent's thread). ----
 
-    std::optional<std::string> prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm_settings& settings);
+    // `live`: loaded into a running JVM (dynamic attach), whose threads may read the environment concurrently, so
+    // the environment is left alone (agent_options.hpp: the names a profiled process tree uses).
+    std::optional<std::string> prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm_settings& settings, bool live);
     std::optional<std::string> start(JNIEnv* jni, bool attached_late);
     // To `file`, or the agent's file when empty. Whether the profile was written. `final`: profiling stops after
     // it, so the trace (record=) ends with it; a dump only flushes the trace.
@@ -183,8 +186,7 @@ private:
     JavaVM* vm_ = nullptr;
     jvmtiEnv* jvmti_ = nullptr;
     jvm_settings settings_;
-    std::string file_;
-    std::string record_file_; // the trace (record=), or empty
+    agent_files files_; // absolute, fixed when the agent is loaded
     heap_layout layout_;
     profiling_session session_;
     std::optional<tracked_objects> objects_; // made once the heap layout is known
@@ -213,13 +215,13 @@ agent* the_agent = nullptr;
 
 // ---------------------------------------------------------------------------------------------------------------
 
-std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm_settings& settings) {
+std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm_settings& settings, bool live) {
     vm_ = vm;
     jvmti_ = jvmti;
     settings_ = settings;
-    const std::string started = start_time_text();
-    file_ = expand_file_name(settings.agent.file_pattern, static_cast<std::uint64_t>(getpid()), started);
-    record_file_ = expand_file_name(settings.agent.record_pattern, static_cast<std::uint64_t>(getpid()), started);
+    if (auto error = resolve_agent_files(settings.agent, static_cast<std::uint64_t>(getpid()), start_time_text(), !live,
+                                         files_))
+        return error;
     sem_init(&wake_, 0, 0);
 
     jvmtiCapabilities wanted{};
@@ -317,15 +319,10 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
     jvmti_->Deallocate(reinterpret_cast<unsigned char*>(vm_name));
     jvmti_->Deallocate(reinterpret_cast<unsigned char*>(vm_version));
 
-    // The output file must be writable; if not, say so now and use a fallback rather than lose the profile.
-    if (std::FILE* probe = std::fopen(file_.c_str(), "a")) {
-        std::fclose(probe);
-    } else {
-        const std::string fallback = "/tmp/ojx-" + std::to_string(getpid()) + ".json";
-        std::fprintf(stderr, "ojx: cannot write the profile to %s (%s); it will go to %s\n", file_.c_str(),
-                     std::strerror(errno), fallback.c_str());
-        file_ = fallback;
-    }
+    // A profile that cannot be written is known now, and the JVM runs unprofiled: no fallback name, which would
+    // be one the user did not ask for (and, in a shared directory, one another user could predict).
+    if (auto error = check_output_file(files_.profile))
+        return "cannot write the profile to " + files_.profile + ": " + *error;
 
     async_get_call_trace_ = reinterpret_cast<async_get_call_trace_function>(dlsym(RTLD_DEFAULT, "AsyncGetCallTrace"));
     create_method_ids_of_loaded_classes();
@@ -336,7 +333,7 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
     options.profiler.allocation_sampling_interval = settings_.interval;
     options.access_walker = stack_walker{this, walk_java_stack};
     options.runtime = runtime_;
-    options.record_file = record_file_;
+    options.record_file = files_.trace;
     if (auto error = session_.start(options)) return error;
 
     if (jvmti_->SetHeapSamplingInterval(static_cast<jint>(settings_.interval)) != JVMTI_ERROR_NONE)
@@ -355,12 +352,11 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
     }
     start_agent_thread();
     if (!settings_.agent.quiet)
-        std::fprintf(stderr, "ojx: profiling pid %d (%s); sampler: %s; watchpoints: %s; memory reads: %s; %s; profile: %s\n",
+        std::fprintf(stderr, "ojx: profiling pid %d (%s); sampler: %s; watchpoints: %s; memory reads: %s; %s; %s\n",
                      static_cast<int>(getpid()), runtime_.c_str(), session_.backend().sampler_description().c_str(),
                      session_.backend().watchpoint_description().c_str(),
-                     session_.backend().memory_read_description().c_str(), layout_.describe().c_str(), file_.c_str());
-    if (!settings_.agent.quiet && !record_file_.empty())
-        std::fprintf(stderr, "ojx: recording a trace to %s\n", record_file_.c_str());
+                     session_.backend().memory_read_description().c_str(), layout_.describe().c_str(),
+                     describe_agent_files(files_).c_str());
     return std::nullopt;
 }
 
@@ -554,7 +550,7 @@ void* agent::agent_thread_main(void* raw) {
 bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file, bool final) {
     const std::lock_guard dump(dump_mutex_);
     if (!profiling()) return false;
-    const std::string& path = file.empty() ? file_ : file;
+    const std::string& path = file.empty() ? files_.profile : file;
     if (objects_->relocation_due()) objects_->relocate(jni);
     replica_report report;
     tree_snapshot tree;
@@ -611,15 +607,19 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
         facts.agent_counters.emplace_back("censuses", r.censuses.load());
         facts.agent_counters.emplace_back("censuses_skipped", r.censuses_skipped.load());
     }
-    std::ofstream out(path);
-    write_json(out, report, tree, naming, facts);
-    out.close();
+    // Whole or not at all: a failure leaves any earlier file as it was.
+    output_file out;
+    std::optional<std::string> error = out.open(path);
+    if (!error) {
+        write_json(out.stream(), report, tree, naming, facts);
+        error = out.commit();
+    }
     if (final) {
         if (const auto recorded = session_.finish_recording(naming, static_cast<type_id>(types.size()), facts.agent_counters))
             report_recording(*recorded, settings_.agent.quiet);
     }
-    if (!out) {
-        std::fprintf(stderr, "ojx: could not write the profile to %s\n", path.c_str());
+    if (error) {
+        std::fprintf(stderr, "ojx: could not write the profile to %s: %s\n", path.c_str(), error->c_str());
         return false;
     }
     if (!settings_.agent.quiet) {
@@ -672,10 +672,12 @@ jint load(JavaVM* vm, const char* options, bool live) {
                 return JNI_ERR;
             }
             // The return code is all an attaching tool sees (this message goes to the JVM's standard error).
-            const std::string file = settings.file_given ? expand_file_name(settings.agent.file_pattern,
-                                                                            static_cast<std::uint64_t>(getpid()),
-                                                                            start_time_text())
-                                                         : std::string();
+            // Relative to the JVM's directory now, as the JVM itself would take it.
+            const std::string file =
+                settings.file_given ? absolute_path(expand_file_name(settings.agent.file_pattern,
+                                                                     static_cast<std::uint64_t>(getpid()),
+                                                                     start_time_text()))
+                                    : std::string();
             const bool written = the_agent->write_profile(jni, settings.dump ? "on request" : "at stop", file, settings.stop);
             if (settings.stop) the_agent->stop(jni);
             return written ? JNI_OK : JNI_ERR;
@@ -694,7 +696,7 @@ jint load(JavaVM* vm, const char* options, bool live) {
         return JNI_ERR;
     }
     the_agent = new (agent_storage) agent();
-    if (auto error = the_agent->prepare(vm, jvmti, settings)) {
+    if (auto error = the_agent->prepare(vm, jvmti, settings, live)) {
         std::fprintf(stderr, "ojx: not profiling: %s\n", error->c_str());
         return JNI_OK; // the program runs unprofiled
     }

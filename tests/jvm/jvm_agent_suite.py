@@ -33,9 +33,13 @@ Scenarios and tolerances (statistical claims are checked over all runs, not one 
     as without it.
   - options: an unknown or malformed option stops the JVM with a message naming it; `help` lists the options
     and the program runs; ZGC is refused with a message and the program runs unprofiled; an unwritable output
-    file is reported and the profile written to the fallback the message names.
+    file is one line at start and the program runs unprofiled, with no file written anywhere else.
+  - files: under umask 0 the profile and the trace are 0600; under a file-size limit smaller than both (as a
+    full disk) the JVM runs to a normal exit, one line each says the profile and the trace could not be written
+    (the trace where it ends), nothing says they were, and no partial profile is left.
   - dynamic attach: jcmd JVMTI.agent_load starts profiling a running JVM, `dump` writes a profile while it runs,
-    `stop` writes it and stops; the program ends normally.
+    `stop` writes it and stops; the program ends normally. A dump to a file that cannot be written fails (the
+    attaching tool sees the failure).
 Where the machine's debug registers do not work (the agent runs sampling only and says why in the profile),
 there are no comparisons: every site must still be found, and the ranking, reporting and bounds checks are
 skipped with the reason printed.
@@ -44,6 +48,7 @@ import glob
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -226,14 +231,59 @@ class Suite:
         print(f"  ZGC: exit {result.returncode}; {result.stderr.strip()[:200]}")
         if result.returncode != 0 or "ZGC" not in result.stderr or os.path.exists(f"{self.workdir}/zgc.json"):
             self.fail("ZGC: expected a refusal naming the collector, no profile, and a normal exit")
+        before = set(glob.glob("/tmp/ojx-*.json"))
         result = self.java(jdk, "JavaReplicas", "--seconds", "0.5", "--threads", "1",
                            agent_options="start,file=/nonexistent-dir/p.json,rate=100")
-        fallback = re.search(r"it will go to (\S+\.json)", result.stderr)
-        print(f"  unwritable file: exit {result.returncode}; fallback {fallback.group(1) if fallback else None}")
-        if result.returncode != 0 or not fallback or not os.path.exists(fallback.group(1)):
+        said = [line for line in result.stderr.splitlines() if line.startswith("ojx")]
+        print(f"  unwritable file: exit {result.returncode}; {' / '.join(said)[:200]}")
+        if result.returncode != 0 or said != ["ojx: not profiling: cannot write the profile to /nonexistent-dir/p.json: "
+                                              "No such file or directory"]:
             self.fail(f"unwritable output file: exit {result.returncode}, stderr {result.stderr[-500:]}")
-        elif fallback:
-            os.remove(fallback.group(1))
+        if set(glob.glob("/tmp/ojx-*.json")) != before:
+            self.fail("unwritable output file: a profile was written somewhere else")
+
+    # ---- files: modes, a file-size limit ----
+
+    def files(self, jdk):
+        print("--- files")
+        directory = os.path.join(self.workdir, "files")
+        os.makedirs(directory, exist_ok=True)
+        profile, trace = os.path.join(directory, "modes.json"), os.path.join(directory, "modes.ojxt")
+        command = [os.path.join(jdk, "bin", "java"), f"-agentpath:{self.agent}=start,file={profile},record={trace},"
+                   f"{TEST_OPTIONS}", "-cp", self.classes, "JavaReplicas", "--seconds", "0.5", "--threads", "1"]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120, preexec_fn=lambda: os.umask(0))
+        modes = {os.path.basename(p): oct(os.stat(p).st_mode & 0o7777) if os.path.exists(p) else None
+                 for p in (profile, trace)}
+        print(f"  umask 0: exit {result.returncode}; modes {modes}")
+        if result.returncode != 0 or set(modes.values()) != {"0o600"}:
+            self.fail(f"files: under umask 0 expected 0600 files, got {modes} (exit {result.returncode})")
+
+        profile, trace = os.path.join(directory, "limited.json"), os.path.join(directory, "limited.ojxt")
+        for path in (profile, trace):
+            if os.path.exists(path):
+                os.remove(path)
+        limit = 4096  # below the profile's size and a trace block's
+
+        def small_files():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+        # Dense heap sampling: the trace grows well past the limit (its run attributes and names alone may not).
+        command = [os.path.join(jdk, "bin", "java"), f"-agentpath:{self.agent}=start,file={profile},record={trace},"
+                   "rate=1000,interval=8k", "-cp", self.classes, "JavaReplicas", "--seconds", "1", "--threads", "1"]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120, preexec_fn=small_files)
+        said = [line for line in result.stderr.splitlines() if line.startswith("ojx") and "profiling pid" not in line]
+        print(f"  file-size limit: exit {result.returncode}; {' / '.join(said)[:300]}")
+        if result.returncode != 0:
+            self.fail(f"files: the JVM exited {result.returncode} under a file-size limit")
+        if said.count(f"ojx: could not write the profile to {profile}: File too large") != 1:
+            self.fail(f"files: expected one line saying the profile could not be written: {said}")
+        if sum(line.startswith(f"ojx: could not write the whole trace to {trace}: File too large; it ends after")
+               for line in said) != 1:
+            self.fail(f"files: expected one line saying where the trace ends: {said}")
+        if any("written" in line and "could not" not in line for line in said):
+            self.fail(f"files: a line claims a file was written: {said}")
+        if os.path.exists(profile) or [n for n in os.listdir(directory) if n.startswith(".")]:
+            self.fail(f"files: a partial profile or a temporary file is left: {os.listdir(directory)}")
 
     # ---- dynamic attach ----
 
@@ -261,6 +311,7 @@ class Suite:
             with open(profile, encoding="utf-8") as handle:
                 dumped_profile = json.load(handle)
         time.sleep(1)
+        unwritable = load("dump,file=/nonexistent-dir/dump.json")  # fails, and the agent goes on
         stopped = load("stop")
         again = load("dump")  # after stop: refused, the program unharmed
         out, err = program.communicate(timeout=60)
@@ -275,6 +326,8 @@ class Suite:
                 self.fail(f"dynamic attach: {what} failed: {result.stdout[-300:]} {result.stderr[-300:]}")
         if "return code: 0" in again.stdout:
             self.fail("dynamic attach: a dump after stop should be refused")
+        if "return code: 0" in unwritable.stdout or "return code" not in unwritable.stdout:
+            self.fail(f"dynamic attach: a dump to an unwritable file should fail: {unwritable.stdout[-300:]}")
         if dumped_profile is None or not dumped_profile.get("contexts"):
             self.fail("dynamic attach: the dump wrote no profile with contexts")
         elif dumped_profile["run"]["samples"] == 0:
@@ -315,6 +368,7 @@ class Suite:
             seed += 1
         self.stress(DEBIAN_JDK)
         self.options(DEBIAN_JDK)
+        self.files(DEBIAN_JDK)
         self.attach(DEBIAN_JDK)
         reported = self.planted_reported / self.planted_pairs if self.planted_pairs else 0
         coverage = self.bounds_held / self.planted_reported if self.planted_reported else 0
