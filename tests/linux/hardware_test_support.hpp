@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ojx/hardware/hardware_backend.hpp"
+#include "skip.hpp"
 
 #include <array>
 #include <atomic>
@@ -53,14 +54,11 @@ struct recorder {
 // Firecracker VMs). Empty where they work. Probed once.
 const std::string& watchpoints_unavailable();
 
-// Ends a test case that needs working debug registers where there are none, saying why (Catch2 v2 has no skip;
-// the reason is printed as a warning).
+// Ends a test case that needs working debug registers where there are none, as skipped, saying why (skip.hpp).
 #define OJX_SKIP_WITHOUT_WATCHPOINTS()                                                                              \
     do {                                                                                                           \
-        if (const std::string& why = ::ojx::hardware::testing::watchpoints_unavailable(); !why.empty()) {          \
-            WARN("skipped: " << why);                                                                              \
-            return;                                                                                                \
-        }                                                                                                          \
+        if (const std::string& why = ::ojx::hardware::testing::watchpoints_unavailable(); !why.empty())            \
+            OJX_SKIP(why);                                                                                         \
     } while (false)
 
 // CPU seconds this thread has used (the samplers count CPU time, not wall time).
