@@ -10,6 +10,7 @@
 #include "ojx/random.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -57,6 +58,37 @@ check classify(const std::vector<access_sample>& samples, const std::uint64_t* w
     return result;
 }
 
+// Statistical tolerance of the "inside the buffer" checks. A few samples legitimately land off the buffer (an
+// interrupt that strikes during the loop's clock read samples the stack access after it): a rate of at most p0,
+// 1 % for perf triggers and 2 % for the timer (3 of 226 = 1.3 % seen under load). The check fails when the misses
+// of n samples exceed what that rate explains: the smallest k with P(Binomial(n, p0) > k) < 1e-4. So it holds
+// for as many samples as the kernel delivered (23 or 250 per CPU second, machines differ), and a sampler that
+// confuses threads or decodes wrong addresses (tens of per cent off) still fails.
+std::size_t allowed_misses(std::size_t n, double p0) {
+    double term = std::pow(1 - p0, static_cast<double>(n)); // P(X = 0)
+    double below = term;                                     // P(X <= k)
+    std::size_t k = 0;
+    while (1 - below >= 1e-4 && k < n) {
+        term *= static_cast<double>(n - k) / static_cast<double>(k + 1) * p0 / (1 - p0);
+        below += term;
+        ++k;
+    }
+    return k;
+}
+
+// Fewer samples than this cannot tell a 2 % miss rate from a broken sampler (10 misses of 10 fail, 1 of 10 passes).
+constexpr std::size_t min_samples_to_judge = 10;
+
+// Runs the read loop until `wanted` samples were delivered or `cpu_seconds` of CPU were spent: the kernel's timer
+// delivers between 23 and 250 interrupts per CPU second depending on the machine and on whether the thread has its
+// core, so the evidence is collected by count, with a bound on time.
+std::uint64_t read_until(const recorder& rec, const std::uint64_t* words, std::size_t wanted, double cpu_seconds) {
+    std::uint64_t sum = 0;
+    const double until = thread_cpu_seconds() + cpu_seconds;
+    while (rec.sample_count.load() < wanted && thread_cpu_seconds() < until) sum += read_loop(words, buffer_words, 0.25);
+    return sum;
+}
+
 backend_options options_for(sampler_kind kind) {
     backend_options options;
     options.sampler = kind;
@@ -82,35 +114,47 @@ TEST_CASE("decode sampler: samples from one thread are real accesses to the buff
                 return 1;
             }
             const auto words = random_buffer(7);
-            const std::uint64_t sum = read_loop(words.get(), buffer_words, 1.0);
+            // 1000/s asked; the timer expires on the kernel's tick, so it delivers what the tick allows.
+            const std::uint64_t sum = read_until(*rec, words.get(), 300, 4.0);
             backend.detach_current_thread();
             backend.stop();
             const check c = classify(rec->recorded_samples(), words.get(), 0);
-            std::printf("%s: %zu samples, %.2f %% inside the buffer, %.2f %% with the right value (sum %llu); "
-                        "%llu steps, %llu gave up, %llu found by decoding ahead\n",
-                        std::string(sampler_kind_name(kind)).c_str(), c.samples, 100.0 * c.inside / c.samples,
-                        100.0 * c.value_matches / c.samples, static_cast<unsigned long long>(sum),
+            const std::uint64_t triggers = backend.counters().triggers.load();
+            const std::uint64_t unfinished = backend.counters().gave_up.load() + backend.counters().steps_refused.load();
+            std::printf("%s: %llu triggers, %zu samples, %.2f %% inside the buffer, %.2f %% with the right value "
+                        "(sum %llu); %llu steps, %llu gave up or refused, %llu found by decoding ahead\n",
+                        std::string(sampler_kind_name(kind)).c_str(), static_cast<unsigned long long>(triggers),
+                        c.samples, 100.0 * c.inside / std::max<std::size_t>(c.samples, 1),
+                        100.0 * c.value_matches / std::max<std::size_t>(c.samples, 1), static_cast<unsigned long long>(sum),
                         static_cast<unsigned long long>(backend.counters().steps.load()),
-                        static_cast<unsigned long long>(backend.counters().gave_up.load()),
+                        static_cast<unsigned long long>(unfinished),
                         static_cast<unsigned long long>(backend.counters().found_ahead.load()));
+            if (c.samples < min_samples_to_judge) {
+                std::printf("SKIPPED: the kernel delivered %llu sampling interrupts in 4 CPU seconds: too few to "
+                            "judge\n", static_cast<unsigned long long>(triggers));
+                return child_skipped;
+            }
             int failures = 0;
+            // What the kernel delivered, the sampler turns into samples: at least 90 % of the triggers that started
+            // a walk (not those that arrived while one was under way) end in a sample; the rest gave up, met a
+            // system call, or could not read the code. Relative to what was delivered, whatever the timer's rate.
+            const std::uint64_t started = triggers - backend.counters().triggers_while_stepping.load();
+            failures += static_cast<double>(c.samples) < 0.9 * static_cast<double>(started);
             // The loop's straight-line runs hold its loads: most samples need no single step at all.
             failures += backend.counters().found_ahead.load() * 2 < c.samples;
-            // 1000/s for 1 CPU second; CPU-time timers expire on the kernel's tick (HZ 250 here), so at most
-            // ~250/s, and fewer when the thread shares its core (measured 90-250).
-            failures += c.samples < (kind == sampler_kind::decode_timer ? 50u : 300u);
-            // ≥ 99 % inside and with the value memory holds; 98 % for the timer, whose ~200 samples land on the
-            // kernel's tick and are delivered on the way out of the kernel, so the loop's clock reads collect a
-            // larger share (3 of 226 samples fell outside the buffer in one run under load: 98.7 %).
-            const std::size_t percent = kind == sampler_kind::decode_timer ? 98 : 99;
-            failures += c.inside * 100 < c.samples * percent;
-            failures += c.value_matches * 100 < c.samples * percent;
+            const double p0 = kind == sampler_kind::decode_timer ? 0.02 : 0.01;
+            const std::size_t allowed = allowed_misses(c.samples, p0);
+            std::printf("at most %zu of %zu samples may miss (miss rate %.0f %%)\n", allowed, c.samples, 100 * p0);
+            failures += c.samples - c.inside > allowed;
+            failures += c.samples - c.value_matches > allowed;
             return failures;
         });
     }
 }
 
-TEST_CASE("decode sampler on the CPU-time timer: the requested rate, although timers fire on the tick") {
+// [may_skip]: test cases that check nothing on some machines or under load have a ctest entry of their own
+// (tests/linux/CMakeLists.txt), so that their skip hides no other case's result.
+TEST_CASE("decode sampler on the CPU-time timer: the requested rate, although timers fire on the tick", "[may_skip]") {
     // CPU-time timers expire on the kernel's tick (HZ 250 here: every 4 ms), so a timer set for 5 ms fires at 8.
     // Re-arming from the late firing lost that lateness at every sample: 138 samples per CPU second of the 200
     // asked for, 77-82 of 100, measured. Expiries are now set from the previous expiry, so the rate holds well
@@ -141,8 +185,10 @@ TEST_CASE("decode sampler on the CPU-time timer: the requested rate, although ti
         std::printf("timer: %.0f triggers in %.2f s of CPU (%.0f %% of the wall time): %.1f per second (50 "
                     "requested)\n", triggers, seconds, 100 * seconds / wall, triggers / seconds);
         if (seconds < 0.9 * wall) {
-            std::printf("the thread shared its core: rate not checked\n");
-            return triggers > 0 ? 0 : 1;
+            if (triggers == 0) return 1;
+            std::printf("SKIPPED: the thread shared its core (%.0f %% of the wall time on the CPU): the rate the "
+                        "kernel's tick allows is not the backend's to keep\n", 100 * seconds / wall);
+            return child_skipped;
         }
         return triggers / seconds >= 0.93 * 50 && triggers / seconds <= 1.07 * 50 ? 0 : 1;
     });
@@ -177,10 +223,10 @@ TEST_CASE("decode sampler: eight threads, each sample lands in the buffer of the
         backend.stop();
         int failures = attach_failures.load();
         const auto samples = rec->recorded_samples();
-        // ≥ 99 % over all threads' samples, as with one thread; per thread, ≈ 370 samples leave too little room
-        // for the few samples that land on the loop's other accesses (4 of 370 once under ASan), so each thread
-        // is held to 97 % and, what a mix-up of threads would break, no sample of one thread may land in another
-        // thread's buffer.
+        // Per thread and over all threads, the misses must be what a 1 % rate of samples landing on the loop's
+        // other accesses explains (allowed_misses; 4 of 370 once under ASan), for as many samples as the kernel
+        // delivered; every thread must have samples; and, what a mix-up of threads would break, no sample of one
+        // thread may land in another thread's buffer.
         check all;
         std::size_t crossed = 0;
         for (int t = 0; t < thread_count; ++t) {
@@ -190,9 +236,9 @@ TEST_CASE("decode sampler: eight threads, each sample lands in the buffer of the
             std::printf("thread %d: %zu samples, %.2f %% inside its buffer, %.2f %% right value\n", t, c.samples,
                         100.0 * c.inside / (c.samples ? c.samples : 1),
                         100.0 * c.value_matches / (c.samples ? c.samples : 1));
-            failures += c.samples < 100;
-            failures += c.inside * 100 < c.samples * 97;
-            failures += c.value_matches * 100 < c.samples * 97;
+            failures += c.samples == 0;
+            failures += c.samples - c.inside > allowed_misses(c.samples, 0.01);
+            failures += c.samples - c.value_matches > allowed_misses(c.samples, 0.01);
             all.samples += c.samples;
             all.inside += c.inside;
             all.value_matches += c.value_matches;
@@ -200,8 +246,12 @@ TEST_CASE("decode sampler: eight threads, each sample lands in the buffer of the
         std::printf("all threads: %zu samples, %.2f %% inside their buffers, %.2f %% right value, %zu in another "
                     "thread's buffer\n", all.samples, 100.0 * all.inside / (all.samples ? all.samples : 1),
                     100.0 * all.value_matches / (all.samples ? all.samples : 1), crossed);
-        failures += all.inside * 100 < all.samples * 99;
-        failures += all.value_matches * 100 < all.samples * 99;
+        if (all.samples < min_samples_to_judge) {
+            std::printf("SKIPPED: %zu samples from eight threads: too few to judge\n", all.samples);
+            return failures != 0 ? failures : child_skipped;
+        }
+        failures += all.samples - all.inside > allowed_misses(all.samples, 0.01);
+        failures += all.samples - all.value_matches > allowed_misses(all.samples, 0.01);
         failures += crossed != 0;
         return failures;
     });
@@ -231,7 +281,10 @@ TEST_CASE("decode sampler: shares of four interleaved loads and of offsets withi
         constexpr std::size_t count = 2048;
         std::array<std::unique_ptr<std::uint64_t[]>, 4> arrays;
         for (std::size_t k = 0; k < 4; ++k) arrays[k] = std::make_unique<std::uint64_t[]>(count);
-        four_loads(arrays[0].get(), arrays[1].get(), arrays[2].get(), arrays[3].get(), count, 2.0);
+        // Until 3000 samples or 8 CPU seconds: what the kernel delivers differs between machines.
+        const double until = thread_cpu_seconds() + 8.0;
+        while (rec->sample_count.load() < 3000 && thread_cpu_seconds() < until)
+            four_loads(arrays[0].get(), arrays[1].get(), arrays[2].get(), arrays[3].get(), count, 0.25);
         backend.detach_current_thread();
         backend.stop();
         std::array<double, 4> per_array{};
@@ -255,16 +308,22 @@ TEST_CASE("decode sampler: shares of four interleaved loads and of offsets withi
         // follows the pipeline (the instruction after a slow load is hit more often), so the shares vary from
         // run to run far more than sampling error: 0.12-0.44 seen over eight runs of this binary (fair: 0.25).
         // The claim tested is that no load is starved or dominant: each gets 1/3 to 2x its fair share. Offsets
-        // within the arrays must be even to +-0.04 around 0.125 (~4 standard errors at ~3000 samples); they were
-        // 0.107-0.143 in every run.
-        int failures = total < 1000;
+        // within the arrays must be even around 0.125 to +-0.04 (~4 standard errors at ~3000 samples; they were
+        // 0.107-0.143 in every run), or to 4 standard errors of as many samples as the kernel delivered when that
+        // is wider. Below 200 samples a 1/3-share bound is within sampling error: too few to judge.
+        if (total < 200) {
+            std::printf("SKIPPED: %.0f samples in the arrays: too few to judge shares\n", total);
+            return child_skipped;
+        }
+        const double band = std::max(0.04, 4 * std::sqrt(0.125 * 0.875 / total));
+        int failures = 0;
         for (double share : per_array) failures += share / total < 0.08 || share / total > 0.5;
-        for (double share : per_eighth) failures += share / total < 0.085 || share / total > 0.165;
+        for (double share : per_eighth) failures += std::abs(share / total - 0.125) > band;
         return failures;
     });
 }
 
-TEST_CASE("a forced sampler the machine lacks is a clear error") {
+TEST_CASE("a forced sampler the machine lacks is a clear error", "[may_skip]") {
     in_child_process([] {
         recorder* rec = new recorder();
         hardware_backend backend;
@@ -272,8 +331,10 @@ TEST_CASE("a forced sampler the machine lacks is a clear error") {
         const auto error = backend.start(options, rec->delivery());
         int failures = 0;
         if (backend.machine().precise) {
-            std::printf("this machine has precise sampling (%s): nothing to check\n",
+            std::printf("SKIPPED: this machine has precise sampling (%s): no sampler it lacks to force\n",
                         backend.machine().precise->name.c_str());
+            delete rec;
+            return child_skipped;
         } else {
             std::printf("sampler=precise: %s\n", error ? error->c_str() : "(no error!)");
             failures += !error || error->find("precise") == std::string::npos;
@@ -283,7 +344,8 @@ TEST_CASE("a forced sampler the machine lacks is a clear error") {
     });
 }
 
-TEST_CASE("auto without a hardware counter: the CPU-time timer when the tick can keep the rate, else the task clock") {
+TEST_CASE("auto without a hardware counter: the CPU-time timer when the tick can keep the rate, else the task clock",
+          "[may_skip]") {
     const capabilities caps = probe_capabilities(0);
     CHECK(caps.scheduler_tick_ns >= 1000000);   // HZ is 100..1000
     CHECK(caps.scheduler_tick_ns <= 10000000);
@@ -294,9 +356,8 @@ TEST_CASE("auto without a hardware counter: the CPU-time timer when the tick can
     CHECK(timer_keeps_rate(80, 10000000));
     CHECK_FALSE(timer_keeps_rate(1, 0)); // tick unknown: never assume the timer keeps up
     if (!caps.perf_events || caps.hardware_counters || caps.precise) {
-        std::printf("skipped: this machine has %s\n",
-                    !caps.perf_events ? "no perf_event" : "a hardware counter or precise sampling");
-        return;
+        OJX_SKIP(std::string("the choice without a hardware counter cannot be seen on a machine with ") +
+                 (!caps.perf_events ? "no perf_event" : "a hardware counter or precise sampling"));
     }
     for (const double rate : {200.0, 1000.0}) {
         const bool timer_expected = timer_keeps_rate(rate, caps.scheduler_tick_ns);
@@ -379,15 +440,19 @@ TEST_CASE("where perf_event is forbidden: the CPU-time timer samples, pairs are 
         backend.disarm(0);
         if (backend.attach_current_thread()) return failures + 1;
         const auto words = random_buffer(11);
-        read_loop(words.get(), buffer_words, 1.0);
+        read_until(*rec, words.get(), 250, 4.0);
         backend.detach_current_thread();
         backend.stop();
         const check c = classify(rec->recorded_samples(), words.get(), 0);
         std::printf("%zu samples, %zu inside\n", c.samples, c.inside);
-        failures += c.samples < 50; // see the timer's note above
-        // ≥ 98 %: the timer gives ~250 samples, and an interrupt that strikes during the loop's occasional clock
-        // read samples the stack access after it returns; 3 such of 250 were seen once under load (98.8 %).
-        failures += c.inside * 100 < c.samples * 98;
+        // The timer samples what the kernel's tick delivers (see allowed_misses): at least enough to judge, and
+        // misses a 2 % rate explains (an interrupt that strikes during the loop's clock read samples the stack
+        // access after it returns; 3 such of 250 were seen once under load).
+        if (c.samples < min_samples_to_judge) {
+            std::printf("SKIPPED: %zu samples in 4 CPU seconds: too few to judge\n", c.samples);
+            return failures != 0 ? failures : child_skipped;
+        }
+        failures += c.samples - c.inside > allowed_misses(c.samples, 0.02);
         // A forced perf-based sampler is an error that says why and what works instead.
         hardware_backend forced;
         const auto error = forced.start(options_for(sampler_kind::decode), rec->delivery());

@@ -170,8 +170,14 @@ TEST_CASE("attach_thread: a running thread attached from another one is sampled,
                         100.0 * in_buffer / (n ? n : 1), 100.0 * right_value / (n ? n : 1),
                         ull(backend.counters().steps.load()), ull(backend.counters().gave_up.load()));
             EXPECT(before_attach == 0);
-            // 1000/s for 0.8 CPU seconds; the CPU-time timer expires on the kernel's tick (≤ 250/s here).
-            EXPECT(n >= (kind == sampler_kind::decode_timer ? 40u : 200u));
+            // 1000/s asked for 0.8 CPU seconds: as many interrupts as the kernel delivers (the CPU-time timer expires
+            // on its tick: 23-250/s on the machines seen). At least 90 % of those that started a walk end in a
+            // sample (the rest gave up or met a system call), and at least 10 samples, the fewest the 90 % shares
+            // below can be judged on.
+            const std::uint64_t started =
+                backend.counters().triggers.load() - backend.counters().triggers_while_stepping.load();
+            EXPECT(static_cast<double>(n) >= 0.9 * static_cast<double>(started));
+            EXPECT(n >= 10);
             EXPECT(from_worker == n); // nothing else is attached
             EXPECT(in_buffer * 100 >= n * 90);
             EXPECT(right_value * 100 >= n * 90);
