@@ -62,6 +62,7 @@ std::vector<std::byte> make_trace(int variant) {
             .width = 8, .kind = i % 2 == 0 ? ojx::access_kind::load : ojx::access_kind::store, .thread = 7,
             .access_context = 2});
     }
+    writer.append(ojx::watchpoint_arm_refused_event{.slot = 1, .where = base + 12, .width = 8});
     writer.append(ojx::watchpoint_arm_event{.slot = 0, .where = base + 8, .width = 8});
     writer.append(ojx::watchpoint_trap{.slot = 0, .watched_address = base + 8, .value = 42, .width = 8,
         .kind = ojx::access_kind::load, .ip = 0x401010, .thread = 8, .access_context = 3});
