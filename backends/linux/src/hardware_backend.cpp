@@ -120,6 +120,7 @@ thread_table<thread_state> threads;
 std::array<armed_slot, max_slots> slots;
 chained_handler sampling_handler; // our real-time signal: timers, and perf events where SIGTRAP cannot carry them
 chained_handler step_signal;     // SIGTRAP: single steps, and perf events (synchronous_traps)
+chained_handler overflow_signal; // SIGIO, which a full signal queue sends instead of our real-time signal
 int sampling_signal_number = 0;
 
 // Restores errno on every exit from a handler.
@@ -502,6 +503,16 @@ struct hardware_backend::internals {
             }
         }
         (void)signal;
+    }
+
+    // SIGIO where the program left it at its default action (see `start`): a signal of ours that found the
+    // user's queue full, counted; after the program installs its own handler, SIGIO is its.
+    static void on_overflow_signal(int signal, siginfo_t* info, void* raw_context) noexcept {
+        if (hardware_backend* backend = active.load(std::memory_order_acquire))
+            backend->counters_.queue_overflows.fetch_add(1, std::memory_order_relaxed);
+        (void)signal;
+        (void)info;
+        (void)raw_context;
     }
 
     // A single-step trap: TRAP_TRACE after an ordinary instruction; after stepping over a `syscall` the kernel
@@ -936,6 +947,23 @@ std::optional<std::string> hardware_backend::start(const backend_options& option
         sampling_handler.uninstall();
         active.store(nullptr);
         return error;
+    }
+    // Without synchronous traps each overflow queues a real-time signal, and a full queue makes the kernel send
+    // SIGIO instead, whose default action kills. A program that does not handle SIGIO expects none: ours counts
+    // and drops it. A program with its own SIGIO handler keeps it (SIGIO says only "look": a handler must already
+    // bear one with nothing to find).
+    if (!caps_.synchronous_traps) {
+        struct sigaction current {};
+        if (::sigaction(SIGIO, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) == 0 &&
+            current.sa_handler == SIG_DFL) {
+            if (auto error = overflow_signal.install(SIGIO, internals::on_overflow_signal, &both,
+                                                     chained_handler::stack::interrupted)) {
+                step_signal.uninstall();
+                sampling_handler.uninstall();
+                active.store(nullptr);
+                return error;
+            }
+        }
     }
     // Like the signal handlers, the fault guard stays for the life of the process: a handler still running
     // elsewhere may be in the middle of a guarded load.

@@ -149,6 +149,7 @@ std::vector<std::pair<std::string, std::uint64_t>> profiling_session::health_cou
         {"threads_watchpoints_stopped_by_watchdog", c.watchdog_quarantines.load(std::memory_order_relaxed)},
         {"events_skipped_short_stack", c.no_stack_room.load(std::memory_order_relaxed)},
         {"descriptors_closed_by_program", c.descriptors_lost.load(std::memory_order_relaxed)},
+        {"signals_lost_queue_full", c.queue_overflows.load(std::memory_order_relaxed)},
         {"handlers_displaced_by_program", backend_.handlers_displaced() ? 1u : 0u},
     };
     std::vector<std::pair<std::string, std::uint64_t>> nonzero;
@@ -174,6 +175,9 @@ std::vector<std::string> profiling_session::health_lines() const {
     if (const auto n = c.descriptors_lost.load(std::memory_order_relaxed))
         lines.push_back(std::to_string(n) + " perf descriptor(s) closed by the program: those threads stopped "
                                             "being sampled or watched there");
+    if (const auto n = c.queue_overflows.load(std::memory_order_relaxed))
+        lines.push_back(std::to_string(n) + " signal(s) of ojx lost: the user's signal queue was full "
+                                            "(RLIMIT_SIGPENDING); the kernel's SIGIO for them was caught");
     if (backend_.handlers_displaced())
         lines.push_back("the program installed its own handler for SIGTRAP or signal " +
                         std::to_string(backend_.sampling_signal()) + ": sampling and watching stopped there");
