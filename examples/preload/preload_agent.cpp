@@ -10,6 +10,8 @@
 // A profiler must never take the program down: bad options print a message and the program runs unprofiled;
 // hooks re-entered from inside the agent (the profiler allocating, the unwinder, the symbolizer) go straight to
 // the C library.
+#include "allocation_sampling.hpp"
+
 #include "ojx/context_path_cache.hpp"
 #include "ojx/hardware/agent_options.hpp"
 #include "ojx/hardware/agent_output_file.hpp"
@@ -26,6 +28,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <new>
@@ -59,7 +62,15 @@ struct agent {
     // Unwinds allocation stacks: libunwind's unw_backtrace where it can be loaded (see find_fast_unwinder), else
     // libgcc_backtrace.
     int (*backtrace)(void** frames, int capacity) = nullptr;
+    // interval=: the mean bytes between tracked allocations (allocation_sampling.hpp); 0: every allocation.
+    std::uint64_t sampling_interval = 0;
+    preload::tracked_addresses sampled_objects; // with sampling: the objects the profiler took
+    std::chrono::steady_clock::time_point started{};
 };
+
+// Tracked allocations per second above which the exit summary points at interval=: each costs ≈ 0.3 µs
+// (bench/RESULTS.md), so this many cost ≈ 1.5 % of a core.
+constexpr double heavy_tracking_per_second = 50000;
 
 agent* the_agent = nullptr;
 std::atomic<bool> active{false};
@@ -115,9 +126,13 @@ std::size_t unwind_callers(std::uint64_t (&frames)[max_frames]) {
 // Initial-exec, as in_agent: the agent is preloaded, so its TLS is in the static block, reached without a call.
 [[gnu::tls_model("initial-exec")]] constinit thread_local context_path_cache<max_frames> recent_stacks;
 
+[[gnu::tls_model("initial-exec")]] constinit thread_local preload::allocation_sampler byte_sampler;
+
 void track(void* pointer, std::size_t size, allocator kind) {
     if (pointer == nullptr || in_agent || !active.load(std::memory_order_acquire)) return;
     if (size < the_agent->settings.session.profiler.min_object_size) return;
+    const std::uint64_t interval = the_agent->sampling_interval;
+    if (interval != 0 && !byte_sampler.sampled(size, interval, the_agent->settings.session.profiler.seed)) return;
     const agent_scope scope;
     std::uint64_t frames[max_frames];
     const std::span<const std::uint64_t> stack(frames, unwind_callers(frames));
@@ -126,13 +141,18 @@ void track(void* pointer, std::size_t size, allocator kind) {
         context = the_agent->session.allocation_context(stack);
         recent_stacks.remember(stack, context);
     }
-    the_agent->session.on_allocation(reinterpret_cast<address>(pointer), size, context, kind);
+    const bool tracked = the_agent->session.on_allocation(reinterpret_cast<address>(pointer), size, context, kind)
+                             .has_value();
+    if (interval != 0 && tracked) the_agent->sampled_objects.insert(reinterpret_cast<std::uintptr_t>(pointer));
 }
 
 void untrack(void* pointer) {
     if (pointer == nullptr || in_agent || !active.load(std::memory_order_acquire)) return;
     if (malloc_usable_size(pointer) < the_agent->settings.session.profiler.min_object_size) return;
     const agent_scope scope;
+    // Sampling: only what the profiler took concerns it (erased before the C library can reuse the address).
+    if (the_agent->sampling_interval != 0 && !the_agent->sampled_objects.erase(reinterpret_cast<std::uintptr_t>(pointer)))
+        return;
     the_agent->session.on_free(reinterpret_cast<address>(pointer));
 }
 
@@ -210,6 +230,10 @@ std::optional<std::string> find_fast_unwinder() {
 // This agent's own options, after the ones it shares with the JVM agent.
 std::vector<option_spec> preload_agent_options() {
     std::vector<option_spec> specs = common_agent_options();
+    specs.push_back({"interval", option_kind::size, "0",
+                     "allocation sampling: on average one allocation (at or above threshold) is tracked per this many "
+                     "bytes allocated, its counts weighted so that they stay unbiased; 0: every allocation (exact "
+                     "counts)"});
     specs.push_back({"unwinder", option_kind::choice, "auto",
                      "how allocation call stacks are unwound: libunwind (cached, fast), libgcc, or auto (libunwind "
                      "where libunwind8 is installed)",
@@ -251,6 +275,8 @@ std::vector<option_spec> preload_agent_options() {
     }
     session_options& session = the_agent->settings.session;
     session.runtime = "native (libojxpreload)";
+    the_agent->sampling_interval = parsed.values.size("interval");
+    session.profiler.allocation_sampling_interval = the_agent->sampling_interval;
     session.record_file = the_agent->files.trace;
     find_own_code();
     the_agent->backtrace = libgcc_backtrace;
@@ -269,11 +295,16 @@ std::vector<option_spec> preload_agent_options() {
     pthread_atfork(nullptr, nullptr, [] { active.store(false); }); // the child is not profiled
     const hardware_backend& backend = the_agent->session.backend();
     std::fprintf(stderr,
-                 "ojx: profiling pid %d; sampler: %s; watchpoints: %s; memory reads: %s; allocation stacks: %s; %s\n",
+                 "ojx: profiling pid %d; sampler: %s; watchpoints: %s; memory reads: %s; allocation stacks: %s%s; %s\n",
                  static_cast<int>(getpid()), backend.sampler_description().c_str(),
                  backend.watchpoint_description().c_str(), backend.memory_read_description().c_str(),
                  the_agent->backtrace != libgcc_backtrace ? "libunwind" : "libgcc unwinder",
+                 the_agent->sampling_interval == 0
+                     ? ""
+                     : (", of a sample of allocations (one per " + std::to_string(the_agent->sampling_interval) +
+                        " bytes on average)").c_str(),
                  describe_agent_files(the_agent->files).c_str());
+    the_agent->started = std::chrono::steady_clock::now();
     active.store(true, std::memory_order_release);
     attach_this_thread();
 }
@@ -314,6 +345,14 @@ std::vector<option_spec> preload_agent_options() {
                          static_cast<unsigned long long>(c.traps.load()),
                          static_cast<unsigned long long>(c.traps_unknown.load()),
                          error ? "" : "; profile written to ", error ? "" : a.files.profile.c_str());
+            const profiler_stats& s = report.stats;
+            const std::uint64_t tracked = s.allocations - s.allocations_ignored_small - s.allocations_ignored_contexts_full;
+            const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - a.started).count();
+            if (a.sampling_interval == 0 && seconds > 0 && static_cast<double>(tracked) / seconds > heavy_tracking_per_second)
+                std::fprintf(stderr,
+                             "ojx: %llu allocations tracked, %.0f per second: each unwinds its stack; interval=64k "
+                             "would track a sample of them, with counts weighted to stay unbiased\n",
+                             static_cast<unsigned long long>(tracked), static_cast<double>(tracked) / seconds);
         }
         if (error)
             std::fprintf(stderr, "ojx: could not write the profile to %s: %s\n", a.files.profile.c_str(), error->c_str());

@@ -1,0 +1,106 @@
+// Which of a program's allocations the native agent tracks when `interval` is set, and which frees concern it.
+//
+// Sampling: a Poisson process over the bytes of the allocations at or above the threshold, as the JVM samples its
+// heap (JDK 17's ThreadHeapSampler): each thread draws exponential gaps of mean `interval` bytes and an
+// allocation is tracked when a sampling point falls inside it, so an object of s bytes is tracked with probability
+// 1 − e^(−s/interval), independently of every other (the gap after a sampled object is drawn afresh from its end:
+// by memorylessness the process is still Poisson). The profiler weighs each tracked object by 1/that probability
+// (profiler_config::allocation_sampling_interval), so the allocation counts stay unbiased estimates. Untracked
+// allocations cost a thread-local subtraction; only tracked ones unwind their stacks.
+//
+// Frees: with sampling, nearly every free is of an object the profiler never saw. tracked_addresses holds the
+// addresses it did see (inserted after the profiler took the object, erased before the C library may reuse the
+// address), so such a free costs a hash and an uncontended shard lock rather than the profiler's lock and lookup.
+#pragma once
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <unordered_set>
+
+namespace ojx::preload {
+
+// Per thread; constinit so that it lives in the static TLS block of a preloaded library, reached without a call.
+class allocation_sampler {
+public:
+    // Whether the allocation of `bytes` (at or above the threshold) is tracked. `interval` > 0; `seed` and the
+    // thread's id (asked once per thread) give each thread its own sequence.
+    bool sampled(std::uint64_t bytes, std::uint64_t interval, std::uint64_t seed) noexcept {
+        if (state_ == 0) {
+            state_ = mix(seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(::gettid())) | 1;
+            remaining_ = gap(interval);
+        }
+        remaining_ -= static_cast<std::int64_t>(bytes);
+        if (remaining_ > 0) return false;
+        remaining_ = gap(interval);
+        return true;
+    }
+
+private:
+    static std::uint64_t mix(std::uint64_t x) noexcept {
+        x ^= x >> 30;
+        x *= 0xbf58476d1ce4e5b9ULL;
+        x ^= x >> 27;
+        x *= 0x94d049bb133111ebULL;
+        return x ^ (x >> 31);
+    }
+    // An exponential gap of mean `interval` bytes, at least 1.
+    std::int64_t gap(std::uint64_t interval) noexcept {
+        state_ += 0x9e3779b97f4a7c15ULL;
+        const double uniform = static_cast<double>((mix(state_) >> 11) + 1) * 0x1p-53; // (0, 1]
+        const double bytes = -static_cast<double>(interval) * std::log(uniform);
+        return bytes < 1 ? 1 : static_cast<std::int64_t>(bytes);
+    }
+
+    std::uint64_t state_ = 0; // 0: not seeded yet
+    std::int64_t remaining_ = 0;
+};
+
+// A set of addresses shared by all threads, in shards with a spin lock each. Its allocations go through the
+// agent's own (re-entrant) allocation path: callers run with the agent's reentrancy flag set.
+class tracked_addresses {
+public:
+    void insert(std::uintptr_t address) {
+        shard& s = shard_of(address);
+        const locked hold(s);
+        s.addresses.insert(address);
+    }
+    // Whether `address` was in the set (and is no longer).
+    bool erase(std::uintptr_t address) {
+        shard& s = shard_of(address);
+        const locked hold(s);
+        return s.addresses.erase(address) != 0;
+    }
+
+private:
+    static constexpr std::size_t shard_count = 64;
+    struct alignas(64) shard {
+        std::atomic<bool> held{false};
+        std::unordered_set<std::uintptr_t> addresses;
+    };
+    struct locked {
+        shard& s;
+        // The holder may be a descheduled thread: after a while, give way to it.
+        explicit locked(shard& into) noexcept : s(into) {
+            unsigned spins = 0;
+            while (s.held.exchange(true, std::memory_order_acquire))
+                while (s.held.load(std::memory_order_relaxed)) {
+                    if (++spins < 64)
+                        __builtin_ia32_pause();
+                    else
+                        sched_yield();
+                }
+        }
+        ~locked() { s.held.store(false, std::memory_order_release); }
+    };
+    shard& shard_of(std::uintptr_t address) noexcept {
+        // Blocks are at least 16-byte aligned: the bits above them spread the shards.
+        return shards_[(address >> 4 ^ address >> 12) % shard_count];
+    }
+    shard shards_[shard_count];
+};
+
+} // namespace ojx::preload

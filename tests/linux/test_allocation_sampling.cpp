@@ -1,0 +1,54 @@
+// The native agent's allocation sampling (examples/preload/allocation_sampling.hpp): an object of s bytes is
+// tracked with probability 1 − e^(−s/interval), whatever came before it — the probability the profiler's weights
+// assume (allocation_metrics.hpp) — and the set of tracked addresses answers a free exactly.
+#include "../../examples/preload/allocation_sampling.hpp"
+
+#include "ojx/allocation_metrics.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+using ojx::preload::allocation_sampler;
+using ojx::preload::tracked_addresses;
+
+TEST_CASE("an object of s bytes is sampled with probability 1 - exp(-s/interval), independently of its neighbours") {
+    constexpr std::uint64_t interval = 32 * 1024;
+    allocation_sampler sampler;
+    // Sizes interleaved, as a program's are: a large object must not change the next small one's chance.
+    const std::uint64_t sizes[] = {1024, 300000, 4096, 65536, 1024, 16384};
+    std::uint64_t tried[std::size(sizes)] = {}, taken[std::size(sizes)] = {};
+    for (int round = 0; round < 200000; ++round)
+        for (std::size_t i = 0; i < std::size(sizes); ++i) {
+            ++tried[i];
+            taken[i] += sampler.sampled(sizes[i], interval, 7) ? 1 : 0;
+        }
+    for (std::size_t i = 0; i < std::size(sizes); ++i) {
+        const double p = ojx::sampling_probability(sizes[i], interval);
+        const double n = static_cast<double>(tried[i]);
+        const double observed = static_cast<double>(taken[i]) / n;
+        const double sd = std::sqrt(p * (1 - p) / n);
+        INFO("size " << sizes[i] << ": observed " << observed << ", expected " << p << " (sd " << sd << ")");
+        CHECK(std::abs(observed - p) <= 5 * sd + 1e-9);
+    }
+}
+
+TEST_CASE("the tracked addresses answer each free once, across threads") {
+    tracked_addresses set;
+    std::vector<std::thread> threads;
+    std::uint64_t found[4] = {};
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            for (std::uintptr_t i = 0; i < 20000; ++i) set.insert((i * 4 + static_cast<std::uintptr_t>(t)) << 4);
+            for (std::uintptr_t i = 0; i < 20000; ++i) {
+                found[t] += set.erase((i * 4 + static_cast<std::uintptr_t>(t)) << 4) ? 1 : 0;
+                found[t] += set.erase((i * 4 + static_cast<std::uintptr_t>(t)) << 4) ? 1 : 0; // the second: gone
+            }
+        });
+    for (std::thread& thread : threads) thread.join();
+    for (const std::uint64_t count : found) CHECK(count == 20000);
+    CHECK_FALSE(set.erase(16));
+}
