@@ -251,3 +251,34 @@ TEST_CASE("signal storms: a descriptor the program closed and reused is never cl
         return !ours.empty() && still_open == ours.size() && backend.counters().descriptors_lost.load() > 0 ? 0 : 1;
     });
 }
+
+TEST_CASE("signal storms: a thread that blocks ojx's signals is counted as barely sampled, not passed over") {
+    in_child_process([] {
+        fail_after(60);
+        rereading_target target;
+        hardware_backend backend;
+        backend_options options;
+        options.samples_per_second = 200;
+        options.watchpoint_slots = 0;
+        if (backend.start(options, target.delivery())) return 1;
+        auto worker = [&](bool block) {
+            if (backend.attach_current_thread()) return;
+            sigset_t all;
+            sigfillset(&all);
+            if (block) pthread_sigmask(SIG_BLOCK, &all, nullptr);
+            static thread_local volatile std::uint64_t words[512];
+            read_loop(words, 512, 1.0);
+            backend.detach_current_thread();
+        };
+        std::thread blocked(worker, true);
+        blocked.join();
+        const std::uint64_t after_blocked = backend.counters().threads_rarely_sampled.load();
+        std::thread open(worker, false);
+        open.join();
+        const std::uint64_t after_open = backend.counters().threads_rarely_sampled.load();
+        backend.stop();
+        std::printf("rarely sampled: %llu after the blocking thread, %llu after the open one\n",
+                    static_cast<unsigned long long>(after_blocked), static_cast<unsigned long long>(after_open));
+        return after_blocked == 1 && after_open == 1 ? 0 : 1;
+    });
+}

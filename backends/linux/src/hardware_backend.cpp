@@ -50,6 +50,7 @@ struct thread_state {
     std::uint64_t window_start = 0; // when the current window began
     std::uint64_t handler_cycles = 0; // spent in our handlers during it
     bool quarantined = false; // the watchdog turned this thread's watchpoints off for good
+    std::uint64_t triggers = 0; // sampling interrupts this thread took (see note_coverage)
     std::uint32_t steps_to_skip = 0;
     std::uint32_t steps_taken = 0;
     fast_random rng{};
@@ -420,7 +421,7 @@ struct hardware_backend::internals {
     static void on_trigger(hardware_backend& backend, thread_state& state, pid_t tid, ucontext_t& context,
                            int fd) noexcept {
         backend.counters_.triggers.fetch_add(1, std::memory_order_relaxed);
-        check_ownership(backend);
+        ++state.triggers;
         sync_breakpoints(backend, state, tid);
         if (state.has_timer) {
             rearm_timer(backend, state);
@@ -460,6 +461,7 @@ struct hardware_backend::internals {
     // Signal-safe: dispatches one of our events on this thread: the trigger (`slot` < 0) or a breakpoint.
     static void on_event(hardware_backend& backend, thread_state& state, pid_t tid, ucontext_t& context, int slot,
                          int fd) noexcept {
+        check_ownership(backend);
         if (backend.handlers_displaced_.load(std::memory_order_relaxed)) {
             silence(state, context);
             return;
@@ -688,6 +690,19 @@ struct hardware_backend::internals {
     // `unmap_ring`: only the thread itself (signals blocked) may unmap its ring; when stopping from another
     // thread, a handler may be draining it right now, so the mapping stays (it is small, and the process is
     // usually exiting).
+    // Before a thread's events go: whether it was sampled as often as its CPU time asked. A thread that blocks
+    // our signals (liblzma's workers block all) takes its triggers only when it unblocks: counted, not silent.
+    static void note_coverage(hardware_backend& backend, const thread_state& state, pid_t tid) noexcept {
+        if (backend.chosen_ == sampler_kind::none || backend.chosen_ == sampler_kind::precise) return;
+        const clockid_t clock = static_cast<clockid_t>((~tid) * 8 | 6); // the thread's CPU clock (see open_trigger)
+        timespec used{};
+        if (::clock_gettime(clock, &used) != 0) return;
+        const double expected = (static_cast<double>(used.tv_sec) + static_cast<double>(used.tv_nsec) * 1e-9) *
+                                backend.options_.samples_per_second;
+        if (expected >= 50 && static_cast<double>(state.triggers) < expected / 20)
+            backend.counters_.threads_rarely_sampled.fetch_add(1, std::memory_order_relaxed);
+    }
+
     // A descriptor the program closed (and may have been given again) is neither used nor closed: counted.
     static void close_thread(hardware_backend& backend, thread_state& state, bool unmap_ring) noexcept {
         if (state.has_timer) ::timer_delete(state.timer);
@@ -993,6 +1008,7 @@ void hardware_backend::stop() noexcept {
     active.store(nullptr, std::memory_order_release);
     threads.for_each([this](pid_t tid, thread_state& state) {
         threads.remove(tid);
+        internals::note_coverage(*this, state, tid);
         internals::close_thread(*this, state, false);
     });
     attached_.store(0, std::memory_order_relaxed);
@@ -1043,6 +1059,7 @@ void hardware_backend::detach_current_thread() noexcept {
     sigaddset(&both, SIGTRAP);
     pthread_sigmask(SIG_BLOCK, &both, &previous);
     threads.remove(tid);
+    internals::note_coverage(*this, *state, tid);
     internals::close_thread(*this, *state, true);
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     attached_.fetch_sub(1, std::memory_order_relaxed);

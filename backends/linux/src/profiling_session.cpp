@@ -150,6 +150,7 @@ std::vector<std::pair<std::string, std::uint64_t>> profiling_session::health_cou
         {"events_skipped_short_stack", c.no_stack_room.load(std::memory_order_relaxed)},
         {"descriptors_closed_by_program", c.descriptors_lost.load(std::memory_order_relaxed)},
         {"signals_lost_queue_full", c.queue_overflows.load(std::memory_order_relaxed)},
+        {"threads_rarely_sampled", c.threads_rarely_sampled.load(std::memory_order_relaxed)},
         {"handlers_displaced_by_program", backend_.handlers_displaced() ? 1u : 0u},
     };
     std::vector<std::pair<std::string, std::uint64_t>> nonzero;
@@ -178,6 +179,9 @@ std::vector<std::string> profiling_session::health_lines() const {
     if (const auto n = c.queue_overflows.load(std::memory_order_relaxed))
         lines.push_back(std::to_string(n) + " signal(s) of ojx lost: the user's signal queue was full "
                                             "(RLIMIT_SIGPENDING); the kernel's SIGIO for them was caught");
+    if (const auto n = c.threads_rarely_sampled.load(std::memory_order_relaxed))
+        lines.push_back(std::to_string(n) + " thread(s) took under 1/20 of the samples their CPU time asked: they "
+                                            "block signals (as liblzma's workers do) and were barely sampled");
     if (backend_.handlers_displaced())
         lines.push_back("the program installed its own handler for SIGTRAP or signal " +
                         std::to_string(backend_.sampling_signal()) + ": sampling and watching stopped there");

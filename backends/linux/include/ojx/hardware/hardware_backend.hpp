@@ -99,6 +99,7 @@ struct backend_counters {
     std::atomic<std::uint64_t> descriptors_lost{0};     // our perf descriptors the program closed
     std::atomic<std::uint64_t> timer_fallbacks{0};      // threads on the task clock: no signal-queue slot for a timer
     std::atomic<std::uint64_t> queue_overflows{0};      // SIGIO for a signal of ours that found the queue full
+    std::atomic<std::uint64_t> threads_rarely_sampled{0}; // took < 1/20 of the triggers their CPU time asked
 };
 
 class hardware_backend {
