@@ -1,10 +1,12 @@
 // The asynchronous trace file writer: what the filler appends reaches the file whole and in order; when the file
 // blocks (a pipe nobody reads), the filler keeps going without waiting and the events it loses are counted and
 // reported in the trace; an unwritable path, a full device and a write that fails mid-run are one line naming the
-// file, and never block or crash the program. Its descriptor is kept out of the program's way and never used once
-// the program has taken its number; the file is the user's alone (0600) and has one recorder at a time.
+// file, and never block or crash the program. Its descriptor is kept out of the program's way (what happens when
+// the program takes it anyway: test_trace_descriptor.cpp); the file is the user's alone (0600) and has one
+// recorder at a time.
 #include "ojx/hardware/trace_file_writer.hpp"
 #include "ojx/hardware/agent_output_file.hpp"
+#include "trace_file_test_support.hpp"
 #include "ojx/trace_reader.hpp"
 #include "ojx/trace_writer.hpp"
 
@@ -30,43 +32,8 @@
 #include <variant>
 #include <vector>
 
-namespace {
-
 using ojx::trace_event;
-
-std::string temporary_path(const char* name) {
-    return "/tmp/ojx-test-" + std::to_string(getpid()) + "-" + name;
-}
-
-std::vector<std::byte> read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    std::vector<std::byte> result(bytes.size());
-    std::memcpy(result.data(), bytes.data(), bytes.size());
-    return result;
-}
-
-struct read_trace {
-    std::vector<trace_event> events;
-    bool complete = false;
-};
-
-read_trace read_events(const std::vector<std::byte>& file) {
-    ojx::trace_reader reader(file, "written.ojxt");
-    read_trace result;
-    while (auto event = reader.next()) result.events.push_back(std::move(*event));
-    INFO(reader.error());
-    REQUIRE_FALSE(reader.failed());
-    result.complete = reader.complete();
-    return result;
-}
-
-trace_event allocation(std::uint64_t index) {
-    return ojx::allocation_event{static_cast<std::uint32_t>(index % 3), 0x100000 + index * 4096,
-                                 1024 + index % 2048, static_cast<ojx::context_id>(index % 7), 2};
-}
-
-} // namespace
+using namespace ojx::hardware::testing;
 
 TEST_CASE("events appended through the file writer reach the file whole and in order") {
     const std::string path = temporary_path("whole.ojxt");
@@ -215,21 +182,6 @@ TEST_CASE("a write that fails mid-run is reported at close, and neither blocks n
     std::remove(path.c_str());
 }
 
-namespace {
-
-// The descriptors of this process open on `path`.
-std::vector<int> descriptors_of(const std::string& path) {
-    std::vector<int> found;
-    for (int fd = 0; fd < 65536; ++fd) {
-        char link[64], target[PATH_MAX];
-        std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-        const ssize_t length = readlink(link, target, sizeof target - 1);
-        if (length > 0 && std::string(target, static_cast<std::size_t>(length)) == path) found.push_back(fd);
-    }
-    return found;
-}
-
-} // namespace
 
 TEST_CASE("the trace's descriptor is high, close-on-exec and 0600, whatever the umask or an earlier file's mode") {
     const std::string path = temporary_path("mode.ojxt");
@@ -261,71 +213,4 @@ TEST_CASE("the trace's descriptor is high, close-on-exec and 0600, whatever the 
     CHECK_FALSE(file.close().has_value());
     CHECK(read_events(read_file(path)).complete);
     std::remove(path.c_str());
-}
-
-// A program that closes the descriptors it inherited (as daemons do) and is given the trace's number for a file
-// of its own: that file gets none of the trace's bytes and is not closed by ojx; the trace says where it ends.
-TEST_CASE("a trace descriptor the program closed and reused is never written or closed again") {
-    const std::string path = temporary_path("taken.ojxt");
-    const std::string own = temporary_path("program-output.txt");
-    ojx::hardware::trace_file_writer file;
-    REQUIRE_FALSE(file.open(path, 4, 4096).has_value());
-    const std::vector<int> fds = descriptors_of(path);
-    REQUIRE(fds.size() == 1);
-    const int number = fds[0];
-
-    std::uint64_t blocks_before = 0;
-    std::string program_wrote;
-    {
-        ojx::trace_writer writer(file.first_buffer(), file.sink());
-        std::uint64_t index = 0;
-        // Enough for several blocks to reach the file before the program takes the number.
-        for (; index < 2000; ++index) {
-            REQUIRE(writer.append(allocation(index)));
-            if (index % 64 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (file.blocks_written() < 2 && std::chrono::steady_clock::now() < deadline)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        blocks_before = file.blocks_written();
-        REQUIRE(blocks_before >= 2);
-
-        // The program: closes the number, opens its own file, and has it at that number.
-        REQUIRE(::close(number) == 0);
-        const int mine = ::open(own.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        REQUIRE(mine >= 0);
-        REQUIRE(dup2(mine, number) == number);
-        ::close(mine);
-        program_wrote = "the program's own line\n";
-        REQUIRE(::write(number, program_wrote.data(), program_wrote.size()) ==
-                static_cast<ssize_t>(program_wrote.size()));
-
-        for (; index < 6000; ++index) {
-            (void)writer.append(allocation(index)); // no free buffer: counted, not waited for
-            if (index % 64 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-        file.wait_for_buffers();
-        REQUIRE(writer.finish());
-    }
-    const auto closed = file.close();
-    REQUIRE(closed.has_value());
-    const std::uint64_t blocks = file.blocks_written();
-    CHECK(blocks == blocks_before); // nothing after the number was taken
-    CHECK(*closed == "the program closed the descriptor of the trace " + path + "; it ends after " +
-                         std::to_string(blocks) + " blocks (" + std::to_string(file.bytes_written()) + " bytes)");
-    // Still open: ojx did not close the program's file.
-    CHECK(fcntl(number, F_GETFD) >= 0);
-    const std::string more = "and its last one\n";
-    REQUIRE(::write(number, more.data(), more.size()) == static_cast<ssize_t>(more.size()));
-    ::close(number);
-    const auto written = read_file(own);
-    CHECK(std::string(reinterpret_cast<const char*>(written.data()), written.size()) == program_wrote + more);
-    // The trace: what reached it before, readable, without its end.
-    const auto bytes = read_file(path);
-    CHECK(bytes.size() == file.bytes_written());
-    const read_trace read = read_events(bytes);
-    CHECK_FALSE(read.complete);
-    CHECK_FALSE(read.events.empty());
-    std::remove(path.c_str());
-    std::remove(own.c_str());
 }
