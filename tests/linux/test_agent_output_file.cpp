@@ -185,6 +185,33 @@ TEST_CASE("a FIFO or a device named is written through, never replaced") {
     CHECK(S_ISFIFO(st.st_mode));
 }
 
+TEST_CASE("a descriptor named through /proc or /dev/fd is written through, appending: /dev/stdout to a file") {
+    const scratch_directory dir("descriptor");
+    const std::string path = dir.path + "/stdout.txt";
+    { std::ofstream earlier(path); earlier << "the program's output\n"; }
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND);
+    REQUIRE(fd >= 0);
+    struct stat before {};
+    REQUIRE(fstat(fd, &before) == 0);
+    CHECK_FALSE(write_whole("/proc/self/fd/" + std::to_string(fd), "profile 1\n").has_value());
+    CHECK_FALSE(write_whole("/dev/fd/" + std::to_string(fd), "profile 2\n").has_value());
+    struct stat after {};
+    REQUIRE(stat(path.c_str(), &after) == 0);
+    CHECK(after.st_ino == before.st_ino); // the same file, not a replacement
+    CHECK(contents_of(path) == "the program's output\nprofile 1\nprofile 2\n");
+    ::close(fd);
+
+    int pipe_ends[2];
+    REQUIRE(pipe(pipe_ends) == 0);
+    CHECK_FALSE(write_whole("/dev/fd/" + std::to_string(pipe_ends[1]), "through the pipe").has_value());
+    ::close(pipe_ends[1]);
+    char received[64] = {};
+    CHECK(::read(pipe_ends[0], received, sizeof received - 1) == 16);
+    CHECK(std::string(received) == "through the pipe");
+    ::close(pipe_ends[0]);
+    CHECK(dir.entries() == std::vector<std::string>{"stdout.txt"});
+}
+
 TEST_CASE("a link the user made is followed: the file it names is written, the link stays") {
     const scratch_directory dir("link");
     const std::string target = dir.path + "/real.json";

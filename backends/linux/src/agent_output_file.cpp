@@ -44,10 +44,22 @@ std::optional<std::string> planted_by_another_user(const std::string& directory,
            std::to_string(owner) + "): not followed, not written";
 }
 
-// Opens a FIFO or character device to be written in place. Non-blocking open: a FIFO nobody reads is refused at
-// once rather than hanging the program; writes then block as they would for the program.
-int open_in_place(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+// Whether the link `path` is a process's descriptor link, /proc/PID/fd/N (or under /proc/PID/task/TID/), by
+// whatever way its directory was named (/dev/fd is a link to /proc/self/fd): its target is an open file, not a
+// name (a pipe's reads "pipe:[…]").
+bool is_descriptor_link(const std::string& path) {
+    char* directory = ::realpath(parent_of(path).c_str(), nullptr);
+    if (directory == nullptr) return false;
+    const std::string resolved = directory;
+    std::free(directory);
+    return resolved.starts_with("/proc/") && resolved.ends_with("/fd");
+}
+
+// Opens a FIFO, character device or descriptor link to be written in place. Non-blocking open: a FIFO nobody
+// reads is refused at once rather than hanging the program; writes then block as they would for the program.
+int open_in_place(const output_target& target) {
+    const int follow = target.descriptor_link ? O_APPEND : O_NOFOLLOW;
+    const int fd = ::open(target.path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK | follow);
     if (fd < 0) return fd;
     const int flags = ::fcntl(fd, F_GETFL);
     if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
@@ -115,11 +127,13 @@ bool owned_descriptor::still_ours() noexcept {
 
 int owned_descriptor::write_all(std::span<const std::byte> bytes) noexcept {
     // A write past the file-size limit would raise SIGXFSZ, whose default action kills the program.
+    // Every file ojx writes is written at its end (a new file, a trace, a descriptor link opened to append).
     rlimit size_limit{};
-    if (regular_ && !bytes.empty() && ::getrlimit(RLIMIT_FSIZE, &size_limit) == 0 && size_limit.rlim_cur != RLIM_INFINITY) {
-        const off_t at = ::lseek(fd_, 0, SEEK_CUR);
-        if (at >= 0 && static_cast<rlim_t>(at) + bytes.size() > size_limit.rlim_cur) return EFBIG;
-    }
+    struct stat st {};
+    if (regular_ && !bytes.empty() && ::getrlimit(RLIMIT_FSIZE, &size_limit) == 0 &&
+        size_limit.rlim_cur != RLIM_INFINITY && ::fstat(fd_, &st) == 0 &&
+        static_cast<rlim_t>(st.st_size) + bytes.size() > size_limit.rlim_cur)
+        return EFBIG;
     while (!bytes.empty()) {
         if (!still_ours()) return ESTALE;
         const ssize_t written = ::write(fd_, bytes.data(), bytes.size());
@@ -161,7 +175,11 @@ std::optional<std::string> resolve_output_target(const std::string& path, output
         struct stat st {};
         if (::lstat(current.c_str(), &st) != 0) {
             if (errno != ENOENT) return reason(errno);
-            into = output_target{current, false, false};
+            into = output_target{current, false, false, false};
+            return std::nullopt;
+        }
+        if (S_ISLNK(st.st_mode) && is_descriptor_link(current)) {
+            into = output_target{current, true, true, true};
             return std::nullopt;
         }
         if (S_ISLNK(st.st_mode)) {
@@ -175,11 +193,11 @@ std::optional<std::string> resolve_output_target(const std::string& path, output
             continue;
         }
         if (S_ISREG(st.st_mode)) {
-            into = output_target{current, true, false};
+            into = output_target{current, true, false, false};
             return std::nullopt;
         }
         if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
-            into = output_target{current, true, true};
+            into = output_target{current, true, true, false};
             return std::nullopt;
         }
         if (S_ISDIR(st.st_mode)) return std::string("it is a directory");
@@ -257,7 +275,7 @@ std::optional<std::string> output_file::open(const std::string& path) {
     if (auto error = resolve_output_target(path, s.target)) return error;
     int fd = -1;
     if (s.target.write_in_place) {
-        fd = open_in_place(s.target.path);
+        fd = open_in_place(s.target);
     } else {
         std::string pattern = parent_of(s.target.path) + "/." + name_of(s.target.path) + ".XXXXXX";
         // mkostemp: O_CREAT | O_EXCL, mode 0600, an unpredictable name; never follows or reuses a file.
@@ -313,7 +331,7 @@ std::optional<std::string> open_output_stream(const std::string& path, owned_des
                                               output_target& target) {
     if (auto error = resolve_output_target(path, target)) return error;
     if (target.write_in_place) {
-        const int fd = open_in_place(target.path);
+        const int fd = open_in_place(target);
         if (fd < 0) return reason(errno);
         into = owned_descriptor(fd);
         return std::nullopt;

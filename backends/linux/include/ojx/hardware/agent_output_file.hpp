@@ -9,7 +9,10 @@
 //   program has at exit). A symbolic link is followed, except one in a world-writable sticky directory (/tmp) that
 //   neither the directory's owner nor this process's effective user owns: the kernel's protected_symlinks rule,
 //   applied whether or not the kernel enforces it, so that a root-run agent cannot be steered onto a file of
-//   root's by a link another user planted. A FIFO or character device named (or linked to) is written in place.
+//   root's by a link another user planted. A FIFO or character device named (or linked to) is written in place,
+//   and so is a descriptor of the process named by /proc/PID/fd/N (what /dev/stdout and /dev/fd/N lead to): opened
+//   again, appending, so that `file=/dev/stdout` adds the profile to whatever standard output is, a regular file
+//   included, instead of replacing that file.
 // - How: a profile is written whole or not at all (output_file: a new file in the target's directory, created
 //   exclusively with mode 0600, synced, then renamed over the target), so concurrent writers of one name leave
 //   one of their profiles, never a mixture, and a failure leaves the previous file as it was. A trace is a
@@ -81,6 +84,7 @@ struct output_target {
     std::string path;           // absolute; no link as its last component
     bool exists = false;
     bool write_in_place = false; // a FIFO or character device: written through, never replaced
+    bool descriptor_link = false; // path is /proc/PID/fd/N: opened through the link, appending (write_in_place too)
 };
 std::optional<std::string> resolve_output_target(const std::string& path, output_target& into);
 
