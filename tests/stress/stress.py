@@ -314,6 +314,13 @@ def read_profile(path):
     return None
 
 
+def condense(problems, keep=3):
+    """The first problems in full; the rest (often the later steps failing because an earlier one did) counted."""
+    if len(problems) <= keep + 1:
+        return problems
+    return problems[:keep] + [f"and {len(problems) - keep} more (later steps)"]
+
+
 def judge(program, config, results, run_dir, profiles, reference):
     """The list of problems of a run: empty when it behaved as the unprofiled run."""
     problems = []
@@ -328,6 +335,7 @@ def judge(program, config, results, run_dir, profiles, reference):
             problems.append(f"{prefix}{describe_status(got.status)}, unprofiled {describe_status(want.status)}")
         if got.stdout != want.stdout:
             problems.append(f"{prefix}stdout differs: {first_difference(got.stdout, want.stdout)}")
+    problems = condense(problems)
     hung = any(r.status is None for r in results)
     if len(results) < len(program.steps) and not hung:
         problems.append("not every step ran")
@@ -362,8 +370,10 @@ def judge(program, config, results, run_dir, profiles, reference):
             continue
         prefix = f"step {index + 1}: " if len(program.steps) > 1 else ""
         lines = [line for line in result.stderr.splitlines() if line.startswith("ojx")]
-        said_written = set(re.findall(r"profile written to (\S+)", result.stderr))
-        said_failed = set(re.findall(r"(?:could not|cannot) write the profile to (\S+)", result.stderr))
+        # "profile written to P", "profile written at exit to P"; a path may end the sentence or a clause.
+        said_written = set(re.findall(r"profile written (?:[a-z ]+ )?to (\S+?)[;:,.]?(?=\s|$)", result.stderr, re.M))
+        said_failed = set(re.findall(r"(?:could not|cannot) write the profile to (\S+?)[;:,.]?(?=\s|$)",
+                                     result.stderr, re.M))
         for path in said_written:
             full = os.path.join(profiles, path) if not os.path.isabs(path) else path
             if path in said_failed:
@@ -550,7 +560,7 @@ def family_pigz(family_dir):
     words = [("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9))))
              for _ in range(5000)]
     with open(data, "w") as f:
-        for _ in range(300000):
+        for _ in range(150000):
             f.write(" ".join(rng.choices(words, k=12)) + "\n")
     data_sha = file_digest(data)
 
@@ -610,13 +620,13 @@ def family_lucene(family_dir):
             "liblucene4.10-java"), jar("lucene-analyzers-common-4.10*.jar", "liblucene4.10-java")]
     java, classes = compile_java(family_dir, "LuceneStress.java", ":".join(jars))
     classpath = ":".join(jars + [classes])
-    return [Program("lucene", "jvm", [Step([java, "-cp", classpath, "LuceneStress", "{run}/index", "8000", "300"])])]
+    return [Program("lucene", "jvm", [Step([java, "-cp", classpath, "LuceneStress", "{run}/index", "8000", "600"])])]
 
 
 def family_h2(family_dir):
     h2 = jar("h2.jar", "libh2-java")
     java, classes = compile_java(family_dir, "H2Stress.java", h2)
-    return [Program("h2", "jvm", [Step([java, "-cp", f"{h2}:{classes}", "H2Stress", "{run}/db", "8000"])])]
+    return [Program("h2", "jvm", [Step([java, "-cp", f"{h2}:{classes}", "H2Stress", "{run}/db", "12000"])])]
 
 
 def family_xalan(family_dir):
@@ -700,8 +710,11 @@ def main(argv):
             print(f"  {program.name} / {config.name}: {'PASS' if not problems else 'FAIL'} ({seconds:.1f} s)",
                   flush=True)
             if problems:
-                last = got[-1] if got else None
-                tail = [line for line in (last.stderr.splitlines() if last else []) if line.strip()][-6:]
+                # The standard error of the first step that went wrong (the agent's messages are there).
+                ref_results = reference[0]
+                wrong = [r for r, want in zip(got, ref_results) if r.status != want.status or r.stdout != want.stdout]
+                shown = (wrong or got or [None])[0]
+                tail = [line for line in (shown.stderr.splitlines() if shown else []) if line.strip()][-6:]
                 for line in tail:
                     print(f"      stderr| {line[:200]}")
     print()
