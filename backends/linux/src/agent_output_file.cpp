@@ -128,6 +128,7 @@ bool owned_descriptor::still_ours() noexcept {
 int owned_descriptor::write_all(std::span<const std::byte> bytes) noexcept {
     // A write past the file-size limit would raise SIGXFSZ, whose default action kills the program.
     // Every file ojx writes is written at its end (a new file, a trace, a descriptor link opened to append).
+    if (!bytes.empty() && !still_ours()) return ESTALE;
     rlimit size_limit{};
     struct stat st {};
     if (regular_ && !bytes.empty() && ::getrlimit(RLIMIT_FSIZE, &size_limit) == 0 &&
