@@ -352,10 +352,12 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
     }
     start_agent_thread();
     if (!settings_.agent.quiet)
-        std::fprintf(stderr, "ojx: profiling pid %d (%s); sampler: %s; watchpoints: %s; memory reads: %s; %s; %s\n",
+        std::fprintf(stderr,
+                     "ojx: profiling pid %d (%s); sampler: %s; watchpoints: %s; memory reads: %s; signals: %s; %s; %s\n",
                      static_cast<int>(getpid()), runtime_.c_str(), session_.backend().sampler_description().c_str(),
                      session_.backend().watchpoint_description().c_str(),
-                     session_.backend().memory_read_description().c_str(), layout_.describe().c_str(),
+                     session_.backend().memory_read_description().c_str(),
+                     session_.backend().signal_description().c_str(), layout_.describe().c_str(),
                      describe_agent_files(files_).c_str());
     return std::nullopt;
 }
@@ -589,7 +591,7 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
     const backend_counters& c = session_.backend().counters();
     const relocation_counters& r = objects_->counters();
     run_facts facts = session_.facts();
-    facts.agent_counters = {{"samples_dropped_during_gc", session_.samples_dropped_paused()},
+    facts.agent_counters.insert(facts.agent_counters.end(), {{"samples_dropped_during_gc", session_.samples_dropped_paused()},
                      {"traps_dropped_during_gc", session_.traps_dropped_paused()},
                      {"samples_dropped_profiler_busy", session_.samples_dropped_busy()},
                      {"stack_walk_failures", stack_failures_.load()},
@@ -602,7 +604,7 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
                      {"single_steps", c.steps.load()},
                      {"single_steps_refused_at_system_calls", c.steps_refused.load()},
                      {"sampling_interrupts", c.triggers.load()},
-                     {"heap_sampling_interval", settings_.interval}};
+                     {"heap_sampling_interval", settings_.interval}});
     if (settings_.census_every != 0) {
         facts.agent_counters.emplace_back("censuses", r.censuses.load());
         facts.agent_counters.emplace_back("censuses_skipped", r.censuses_skipped.load());
@@ -625,7 +627,9 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
     if (!settings_.agent.quiet) {
         std::ostringstream text;
         write_text(text, report, tree, naming, facts, 5);
-        std::fprintf(stderr, "%sojx: profile written %s to %s\n", text.str().c_str(), why, path.c_str());
+        std::fprintf(stderr, "%s", text.str().c_str());
+        for (const std::string& line : session_.health_lines()) std::fprintf(stderr, "ojx: %s\n", line.c_str());
+        std::fprintf(stderr, "ojx: profile written %s to %s\n", why, path.c_str());
     }
     return true;
 }

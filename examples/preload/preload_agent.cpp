@@ -295,9 +295,11 @@ std::vector<option_spec> preload_agent_options() {
     pthread_atfork(nullptr, nullptr, [] { active.store(false); }); // the child is not profiled
     const hardware_backend& backend = the_agent->session.backend();
     std::fprintf(stderr,
-                 "ojx: profiling pid %d; sampler: %s; watchpoints: %s; memory reads: %s; allocation stacks: %s%s; %s\n",
+                 "ojx: profiling pid %d; sampler: %s; watchpoints: %s; memory reads: %s; signals: %s; allocation "
+                 "stacks: %s%s; %s\n",
                  static_cast<int>(getpid()), backend.sampler_description().c_str(),
                  backend.watchpoint_description().c_str(), backend.memory_read_description().c_str(),
+                 backend.signal_description().c_str(),
                  the_agent->backtrace != libgcc_backtrace ? "libunwind" : "libgcc unwinder",
                  the_agent->sampling_interval == 0
                      ? ""
@@ -345,6 +347,7 @@ std::vector<option_spec> preload_agent_options() {
                          static_cast<unsigned long long>(c.traps.load()),
                          static_cast<unsigned long long>(c.traps_unknown.load()),
                          error ? "" : "; profile written to ", error ? "" : a.files.profile.c_str());
+            for (const std::string& line : a.session.health_lines()) std::fprintf(stderr, "ojx: %s\n", line.c_str());
             const profiler_stats& s = report.stats;
             const std::uint64_t tracked = s.allocations - s.allocations_ignored_small - s.allocations_ignored_contexts_full;
             const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - a.started).count();

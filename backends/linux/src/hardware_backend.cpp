@@ -275,6 +275,12 @@ struct hardware_backend::internals {
 
     // Signal-safe: one single-step trap on a thread that is stepping towards its sample.
     static void step(hardware_backend& backend, thread_state& state, pid_t tid, ucontext_t& context) noexcept {
+        if (backend.handlers_displaced_.load(std::memory_order_relaxed)) {
+            // The program is taking SIGTRAP over (before_program_handler): end the step here.
+            flags_of(context) &= ~trap_flag;
+            state.stepping = false;
+            return;
+        }
         backend.counters_.steps.fetch_add(1, std::memory_order_relaxed);
         ++state.steps_taken;
         const handler_reads reads = reads_for(context, state);
@@ -456,6 +462,18 @@ struct hardware_backend::internals {
             if (state.breakpoint_fds[slot] >= 0) turn_off(state, slot);
         if (state.stepping) flags_of(context) &= ~trap_flag;
         state.stepping = false;
+    }
+
+    // From another thread (before_program_handler): stops a thread's timer and perf events. Timers and perf
+    // events are process objects any thread may switch off; a descriptor the program closed is left alone.
+    static void silence_from_outside(thread_state& state) noexcept {
+        if (state.has_timer) {
+            itimerspec off{};
+            ::timer_settime(state.timer, 0, &off, nullptr);
+        }
+        if (is_perf_event_fd(state.trigger_fd)) ::ioctl(state.trigger_fd, PERF_EVENT_IOC_DISABLE, 0);
+        for (const int fd : state.breakpoint_fds)
+            if (is_perf_event_fd(fd)) ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
     }
 
     // Signal-safe: dispatches one of our events on this thread: the trigger (`slot` < 0) or a breakpoint.
@@ -693,7 +711,9 @@ struct hardware_backend::internals {
     // Before a thread's events go: whether it was sampled as often as its CPU time asked. A thread that blocks
     // our signals (liblzma's workers block all) takes its triggers only when it unblocks: counted, not silent.
     static void note_coverage(hardware_backend& backend, const thread_state& state, pid_t tid) noexcept {
-        if (backend.chosen_ == sampler_kind::none || backend.chosen_ == sampler_kind::precise) return;
+        if (backend.chosen_ == sampler_kind::none || backend.chosen_ == sampler_kind::precise ||
+            backend.handlers_displaced_.load(std::memory_order_relaxed))
+            return; // the program took our signals over: sampling stopped on purpose, and that is said
         const clockid_t clock = static_cast<clockid_t>((~tid) * 8 | 6); // the thread's CPU clock (see open_trigger)
         timespec used{};
         if (::clock_gettime(clock, &used) != 0) return;
@@ -1015,6 +1035,23 @@ void hardware_backend::stop() noexcept {
 }
 
 int hardware_backend::sampling_signal() const noexcept { return sampling_signal_number; }
+
+void hardware_backend::before_program_handler(int signal, const struct ::sigaction& action) noexcept {
+    hardware_backend* backend = active.load(std::memory_order_acquire);
+    if (backend == nullptr || (signal != SIGTRAP && signal != sampling_signal_number)) return;
+    const bool own = (action.sa_flags & SA_SIGINFO) != 0 && (action.sa_sigaction == internals::on_step_signal ||
+                                                              action.sa_sigaction == internals::on_sampling_signal);
+    if (own || backend->handlers_displaced_.exchange(true)) return;
+    threads.for_each([](pid_t, thread_state& state) { internals::silence_from_outside(state); });
+    // A thread in the middle of stepping ends at its next step trap, which still reaches our handler.
+    for (int wait = 0; wait < 100; ++wait) {
+        bool stepping = false;
+        threads.for_each([&](pid_t, thread_state& state) { stepping |= state.stepping; });
+        if (!stepping) break;
+        timespec millisecond{0, 1000000};
+        ::nanosleep(&millisecond, nullptr);
+    }
+}
 
 std::optional<std::string> hardware_backend::attach_current_thread() { return attach_thread(current_tid()); }
 

@@ -25,6 +25,7 @@
 #include "ojx/hardware/perf_events.hpp"
 #include "ojx/sampler.hpp"
 
+#include <signal.h>
 #include <sys/types.h>
 #include <ucontext.h>
 
@@ -146,6 +147,12 @@ public:
     bool handlers_displaced() const noexcept { return handlers_displaced_.load(std::memory_order_relaxed); }
     // The real-time signal our timers (and, without synchronous traps, perf events) use.
     int sampling_signal() const noexcept;
+
+    // The program is about to install `action` for `signal` (the native agent interposes sigaction and signal).
+    // When `signal` is one ojx samples or traps with and `action` is not ojx's own, every thread's events go
+    // quiet first, steps under way end, and the run says so (handlers_displaced): the program's handler then
+    // receives none of ojx's signals. Waits at most 0.1 s for threads still stepping. Not signal-safe.
+    static void before_program_handler(int signal, const struct ::sigaction& action) noexcept;
     sampler_kind chosen_sampler() const noexcept { return chosen_; }
     const capabilities& machine() const noexcept { return caps_; }
     const backend_counters& counters() const noexcept { return counters_; }
