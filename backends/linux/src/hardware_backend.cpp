@@ -674,15 +674,14 @@ struct hardware_backend::internals {
         return attr;
     }
 
-    // Opens this thread's breakpoint for `slot` and routes it; the fd, or -errno.
-    static int open_breakpoint(const hardware_backend& backend, std::size_t slot, pid_t tid, perf_event_attr& attr) {
+    // Opens a breakpoint of thread `tid` (an attribute from breakpoint_for) and routes it; the fd, or -errno.
+    static int open_breakpoint(const hardware_backend& backend, pid_t tid, perf_event_attr& attr) noexcept {
         const int fd = open_perf_event(attr, tid);
         if (fd < 0 || backend.caps_.synchronous_traps) return fd;
         if (const int error = route_to_thread(fd, sampling_signal_number, tid); error != 0) {
             ::close(fd);
             return -error;
         }
-        (void)slot;
         return fd;
     }
 
@@ -697,7 +696,7 @@ struct hardware_backend::internals {
             const std::uint8_t length = armed.length.load(std::memory_order_relaxed);
             perf_event_attr attr = on ? breakpoint_for(backend, slot, base, length, false)
                                       : breakpoint_for(backend, slot, reinterpret_cast<std::uint64_t>(&parked), 8, true);
-            const int fd = open_breakpoint(backend, slot, tid, attr);
+            const int fd = open_breakpoint(backend, tid, attr);
             if (fd < 0) return std::string("perf_event_open (breakpoint): ") + std::strerror(-fd);
             state.breakpoint_fds[slot] = fd;
             if (on) state.watching.watch(slot, base, length);
@@ -797,7 +796,7 @@ struct hardware_backend::internals {
         if (backend.caps_.breakpoint_modify) return ::ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &attr) == 0;
         // Kernels before 4.17: reopen.
         ::close(fd);
-        fd = open_breakpoint(backend, slot, tid, attr);
+        fd = open_breakpoint(backend, tid, attr);
         if (fd < 0) state.watching.clear(slot);
         return fd >= 0;
     }

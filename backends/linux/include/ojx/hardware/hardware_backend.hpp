@@ -11,6 +11,12 @@
 // work (some hypervisors accept them and never trap), or when asked, a watch is instead compared at once: the
 // sample that armed it is followed by its comparison, with the word read then (take_armed_at_sample).
 //
+// Signals: perf events (triggers and breakpoints) report by synchronous SIGTRAP where the kernel can (perf sigtrap,
+// Linux 5.13), tagged with which event fired; CPU-time timers and, on older kernels, perf events by one real-time
+// signal. What ojx promises the program under these signals is docs/design.md's "Failure model": no handler
+// loads from a word its own thread's debug registers watch (it would trap again for ever), a watchdog, handlers
+// on the interrupted stack, descriptors checked before use.
+//
 // Signal-safety contract: everything reached from the backend's signal handlers (the sample and trap paths, and
 // the delivery callbacks they call) allocates nothing, takes no lock that interrupted code may hold (at most a
 // try-lock that gives up), reads foreign memory only through `read_memory`, and preserves errno. Our handlers
