@@ -124,6 +124,7 @@ class StepResult:
     stdout: bytes
     stderr: str
     note: str = ""  # for a hung step: what its threads were doing
+    stack: List[str] = dataclasses.field(default_factory=list)  # ... and where the busiest one was (gdb)
 
 
 # ---- Another process of the same user holding queued signals ----
@@ -265,12 +266,13 @@ class Runner:
             started = time.monotonic()
             process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=out, stderr=err,
                                        start_new_session=True, preexec_fn=preexec)
-            note = ""
+            note, stacks = "", []
             try:
                 status = process.wait(timeout=limit)
             except subprocess.TimeoutExpired:
                 status = None
-                note = hang_note(process.pid)
+                note, busiest = hang_note(process.pid)
+                stacks = backtrace(process.pid, busiest, os.path.join(root, f"step{index}.gdb.txt"))
             seconds = time.monotonic() - started
             # Whatever is left of its process group (children of a hung step; nothing after a clean exit).
             try:
@@ -283,7 +285,7 @@ class Runner:
             stdin.close()
         with open(out_path, "rb") as out, open(err_path, "rb") as err:
             return StepResult(argv, process.pid, status, seconds, out.read(), err.read().decode(errors="replace"),
-                              note)
+                              note, stacks)
 
 
 def thread_times(pid):
@@ -308,7 +310,7 @@ def hang_note(pid):
         time.sleep(1)
         after = thread_times(pid)
     except OSError:
-        return ""
+        return "", None
     ticks = os.sysconf("SC_CLK_TCK")
     busy = sorted(((after[t][2] - before[t][2]) / ticks, after[t][0], t) for t in after if t in before)
     busy = [b for b in reversed(busy) if b[0] > 0.05]
@@ -320,7 +322,30 @@ def hang_note(pid):
         text += "; busy: " + ", ".join(f"{name} (tid {tid}) {cpu:.0%} CPU" for cpu, name, tid in busy[:3])
     else:
         text += "; none using CPU"
-    return text
+    return text, (busy[0][2] if busy else str(pid))
+
+
+def backtrace(pid, tid, path):
+    """Where a hung process's busiest thread is (or its main thread's, when none is busy), from gdb where it is
+    installed; every thread's stack is saved to `path`. The fixer's first question about a hang."""
+    gdb = shutil.which("gdb")
+    if not gdb or tid is None:
+        return []
+    try:
+        result = subprocess.run([gdb, "-batch", "-nx", "-p", str(pid), "-ex", "set pagination off",
+                                 "-ex", "thread apply all bt 20"], capture_output=True, text=True, timeout=60,
+                                errors="replace")
+    except (subprocess.TimeoutExpired, OSError):
+        return ["(gdb could not take a backtrace in 60 s)"]
+    with open(path, "w") as f:
+        f.write(result.stdout)
+    block, inside = [], False
+    for line in result.stdout.splitlines():
+        if line.startswith("Thread "):
+            inside = f"LWP {tid})" in line
+        elif inside and line.startswith("#"):
+            block.append(re.sub(r"\s+", " ", line)[:160])
+    return block[:10] + [f"(every thread: {path})"]
 
 
 # ---- Judging a run against the unprofiled one ----
@@ -776,6 +801,8 @@ def main(argv):
                 tail = [line for line in (shown.stderr.splitlines() if shown else []) if line.strip()][-6:]
                 for line in tail:
                     print(f"      stderr| {line[:200]}")
+                for line in shown.stack if shown else []:
+                    print(f"      stack | {line}")
     print()
     print(f"{'program':<16} {'configuration':<28} {'result':<6} {'seconds':>8}  symptoms")
     for name, config, ok, seconds, problems in rows:
