@@ -9,6 +9,8 @@ javac on the JVM) and small hostile C programs, first unprofiled, then under the
   ... , ulimit -i 64            each of the above with RLIMIT_SIGPENDING 64 (a tiny real-time signal queue)
   ... , queue held              each of the above while another process of the same user holds queued signals,
                                 so that only HEADROOM entries of the program's queue limit are free
+  defaults, record=             (closefds only) with a trace being recorded: its writer must not write into the
+                                program's files
 
 Every profiled run must
   - end by itself within its time limit (max(MIN_LIMIT, SLOWDOWN_LIMIT x the unprofiled time)); otherwise it is
@@ -23,12 +25,13 @@ Every profiled run must
     "program runs unprofiled" (a thread running unprofiled is not a reason for the process to have none);
   - never contradict itself: a profile the agent says it wrote must exist and be readable, and it must not say
     both that it could not write a file and that it wrote it.
-Standard error is not compared: the agents print their summary there.
+Standard error is not compared: the agents print their summary there. A hung run is reported with its threads'
+states and CPU use and, where gdb is installed, its busiest thread's stack.
 
 The user's signal queue is held within a limit set for the program (QUEUE_HELD_LIMIT), not the user's real
 limit: filling the real one would starve every other process of the user (CI runs other tests beside this one).
 
-usage: stress.py FAMILY --work DIR [--preload libojxpreload.so] [--jvm-agent libojx.so]
+usage: stress.py FAMILY --work DIR [--preload libojxpreload.so] [--jvm-agent libojx.so] [--configs TEXT]
 Exit status: 0 every run passed; 1 some run failed (the table says which and how); 77 the family's program or a
 tool it needs is not installed (the reason is printed); 2 usage.
 """
@@ -57,7 +60,7 @@ TINY_SIGPENDING = 64
 QUEUE_HELD_LIMIT = 512
 HEADROOM = 16
 MIN_LIMIT = 60.0  # seconds a profiled step may take, at least
-SLOWDOWN_LIMIT = 25.0  # ... or this many times its unprofiled time, whichever is more
+SLOWDOWN_LIMIT = 10.0  # ... or this many times its unprofiled time, whichever is more (profiled runs take < 6x here)
 REFERENCE_LIMIT = 300.0
 
 NATIVE_DENSE = "rate=1000"
