@@ -9,6 +9,9 @@ javac on the JVM) and small hostile C programs, first unprofiled, then under the
   ... , ulimit -i 64            each of the above with RLIMIT_SIGPENDING 64 (a tiny real-time signal queue)
   ... , queue held              each of the above while another process of the same user holds queued signals,
                                 so that only HEADROOM entries of the program's queue limit are free
+  ... , queue full              each of the above with RLIMIT_SIGPENDING 64 while another process of the user holds
+                                64 queued signals: no real-time signal can be queued at all (every timer_create and
+                                sigqueue fails with EAGAIN, every overflowing fasync signal becomes SIGIO)
   defaults, record=             (closefds only) with a trace being recorded: its writer must not write into the
                                 program's files
 
@@ -103,7 +106,7 @@ class Config:
     name: str
     profiled: bool = True
     dense: bool = False
-    limit: Optional[str] = None  # None, "tiny" or "held"
+    limit: Optional[str] = None  # None, "tiny", "held" or "full"
     options: str = ""  # added to the agent's options
 
 
@@ -114,6 +117,8 @@ CONFIGS = [
     Config(f"dense, ulimit -i {TINY_SIGPENDING}", dense=True, limit="tiny"),
     Config("defaults, queue held", limit="held"),
     Config("dense, queue held", dense=True, limit="held"),
+    Config("defaults, queue full", limit="full"),
+    Config("dense, queue full", dense=True, limit="full"),
 ]
 UNPROFILED = Config("unprofiled", profiled=False)
 
@@ -170,12 +175,16 @@ def sigpending_limit(value):
 
 class QueueHolder:
     """A child that blocks a real-time signal and queues it to itself until the queue refuses (EAGAIN), with
-    RLIMIT_SIGPENDING QUEUE_HELD_LIMIT - HEADROOM: the user's pending count is then that high, and a program whose
-    limit is QUEUE_HELD_LIMIT has HEADROOM entries left."""
+    RLIMIT_SIGPENDING `limit`: the user's pending count is then that high. A program whose limit is QUEUE_HELD_LIMIT
+    beside a holder of QUEUE_HELD_LIMIT - HEADROOM has HEADROOM entries left; beside a holder of its own limit,
+    none."""
+
+    def __init__(self, limit):
+        self.limit = limit
 
     def __enter__(self):
         self.process = subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, preexec_fn=sigpending_limit(QUEUE_HELD_LIMIT - HEADROOM))
+                                        stdout=subprocess.PIPE, preexec_fn=sigpending_limit(self.limit))
         ready, _, _ = select.select([self.process.stdout], [], [], 30)
         line = self.process.stdout.readline() if ready else b""
         if not line.strip().isdigit():
@@ -184,9 +193,8 @@ class QueueHolder:
         # SigQ in /proc: the user's queued signals / this task's limit.
         with open(f"/proc/{self.process.pid}/status") as status:
             queued = int(re.search(r"^SigQ:\s*(\d+)/", status.read(), re.M).group(1))
-        # The kernel's bound is off by one or two against the limit on some versions; the program's queue must
-        # still be nearly full.
-        if queued < QUEUE_HELD_LIMIT - 2 * HEADROOM:
+        # The kernel stops one short of the limit on some versions: the program then has one entry more.
+        if queued < self.limit - 2:
             self.__exit__(None, None, None)
             raise RuntimeError(f"the holder queued only {queued} signals")
         self.held = int(line)
@@ -239,7 +247,10 @@ class Runner:
             preexec = sigpending_limit(TINY_SIGPENDING)
         elif config.limit == "held":
             preexec = sigpending_limit(QUEUE_HELD_LIMIT)
-        holder = QueueHolder() if config.limit == "held" else None
+        elif config.limit == "full":
+            preexec = sigpending_limit(TINY_SIGPENDING)
+        holder = {"held": QueueHolder(QUEUE_HELD_LIMIT - HEADROOM),
+                  "full": QueueHolder(TINY_SIGPENDING)}.get(config.limit)
         results = []
         if holder:
             holder.__enter__()
@@ -565,7 +576,8 @@ print(len(table), len(inverse), digest.hexdigest())
 
 
 def family_python3(family_dir):
-    python = need("python3", "python3")
+    # Debian's interpreter, not whichever python3 comes first in PATH.
+    python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else need("python3", "python3")
     write(os.path.join(family_dir, "workload.py"), PYTHON_WORKLOAD)
     return [Program("python3", "native", [Step([python, os.path.join(family_dir, "workload.py"), "200000"])],
                     env={"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"})]
