@@ -336,7 +336,30 @@ def hang_note(pid):
         text += "; busy: " + ", ".join(f"{name} (tid {tid}) {cpu:.0%} CPU" for cpu, name, tid in busy[:3])
     else:
         text += "; none using CPU"
-    return text, (busy[0][2] if busy else str(pid))
+    busiest = busy[0][2] if busy else str(pid)
+    pending = pending_signals(pid, busiest)
+    if pending:
+        text += f"; pending for tid {busiest}: {pending}"
+    return text, busiest
+
+
+def pending_signals(pid, tid):
+    """The signals pending for a thread and its process (SigPnd, ShdPnd in /proc), by name: a trap storm shows as
+    a SIGTRAP that is always pending."""
+    names = set()
+    for path, field in ((f"/proc/{pid}/task/{tid}/status", "SigPnd"), (f"/proc/{pid}/status", "ShdPnd")):
+        try:
+            with open(path) as f:
+                mask = int(re.search(rf"^{field}:\s*([0-9a-f]+)", f.read(), re.M).group(1), 16)
+        except (OSError, AttributeError):
+            continue
+        for number in range(1, 65):
+            if mask & (1 << (number - 1)):
+                try:
+                    names.add(signal.Signals(number).name)
+                except ValueError:
+                    names.add(f"SIGRTMIN+{number - signal.SIGRTMIN}" if number >= signal.SIGRTMIN else str(number))
+    return ", ".join(sorted(names))
 
 
 def backtrace(pid, tid, path):
