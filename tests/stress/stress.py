@@ -286,7 +286,7 @@ class Runner:
             except subprocess.TimeoutExpired:
                 status = None
                 note, busiest = hang_note(process.pid)
-                stacks = backtrace(process.pid, busiest, os.path.join(root, f"step{index}.gdb.txt"))
+                stacks = backtrace(busiest, os.path.join(root, f"step{index}.gdb.txt"))
             seconds = time.monotonic() - started
             # Whatever is left of its process group (children of a hung step; nothing after a clean exit).
             try:
@@ -302,28 +302,37 @@ class Runner:
                               note, stacks)
 
 
-def thread_times(pid):
-    """Each thread's name, state and CPU time (clock ticks) from /proc."""
+def thread_times(group):
+    """Every thread of the processes in a process group: (pid, tid) -> name, state, CPU time (clock ticks)."""
     threads = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
         try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                stat = f.read()
+            tids = os.listdir(f"/proc/{pid}/task")
         except OSError:
             continue
-        name = stat[stat.index("(") + 1:stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2:].split()
-        threads[tid] = (name, fields[0], int(fields[11]) + int(fields[12]))
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            name = stat[stat.index("(") + 1:stat.rindex(")")]
+            fields = stat[stat.rindex(")") + 2:].split()
+            if fields[2] != str(group):  # not in the step's process group
+                break
+            threads[(pid, tid)] = (name, fields[0], int(fields[11]) + int(fields[12]))
     return threads
 
 
-def hang_note(pid):
-    """A hung process's threads over one second: a livelock burns CPU, a deadlock sleeps."""
-    try:
-        before = thread_times(pid)
-        time.sleep(1)
-        after = thread_times(pid)
-    except OSError:
+def hang_note(group):
+    """A hung step's processes and threads over one second: a livelock burns CPU, a deadlock sleeps. Returns the
+    text and the busiest (pid, tid), or the step's own process when none is busy."""
+    before = thread_times(group)
+    time.sleep(1)
+    after = thread_times(group)
+    if not after:
         return "", None
     ticks = os.sysconf("SC_CLK_TCK")
     busy = sorted(((after[t][2] - before[t][2]) / ticks, after[t][0], t) for t in after if t in before)
@@ -331,15 +340,18 @@ def hang_note(pid):
     states = {}
     for name, state, _ in after.values():
         states[state] = states.get(state, 0) + 1
-    text = f"{len(after)} threads ({', '.join(f'{n} {s}' for s, n in sorted(states.items()))})"
+    processes = len({pid for pid, _ in after})
+    text = (f"{processes} process{'es' if processes > 1 else ''}, {len(after)} threads "
+            f"({', '.join(f'{n} {s}' for s, n in sorted(states.items()))})")
     if busy:
-        text += "; busy: " + ", ".join(f"{name} (tid {tid}) {cpu:.0%} CPU" for cpu, name, tid in busy[:3])
+        text += "; busy: " + ", ".join(f"{name} (pid {pid} tid {tid}) {cpu:.0%} CPU"
+                                       for cpu, name, (pid, tid) in busy[:3])
     else:
         text += "; none using CPU"
-    busiest = busy[0][2] if busy else str(pid)
-    pending = pending_signals(pid, busiest)
+    busiest = busy[0][2] if busy else (str(group), str(group))
+    pending = pending_signals(*busiest)
     if pending:
-        text += f"; pending for tid {busiest}: {pending}"
+        text += f"; pending for tid {busiest[1]}: {pending}"
     return text, busiest
 
 
@@ -362,12 +374,13 @@ def pending_signals(pid, tid):
     return ", ".join(sorted(names))
 
 
-def backtrace(pid, tid, path):
-    """Where a hung process's busiest thread is (or its main thread's, when none is busy), from gdb where it is
-    installed; every thread's stack is saved to `path`. The fixer's first question about a hang."""
+def backtrace(busiest, path):
+    """Where a hung step's busiest thread is (or its own main thread, when none is busy), from gdb where it is
+    installed; every thread of that process is saved to `path`. The fixer's first question about a hang."""
     gdb = shutil.which("gdb")
-    if not gdb or tid is None:
+    if not gdb or busiest is None:
         return []
+    pid, tid = busiest
     try:
         result = subprocess.run([gdb, "-batch", "-nx", "-p", str(pid), "-ex", "set pagination off",
                                  "-ex", "thread apply all bt 20"], capture_output=True, text=True, timeout=60,
