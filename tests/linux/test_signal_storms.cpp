@@ -282,3 +282,36 @@ TEST_CASE("signal storms: a thread that blocks ojx's signals is counted as barel
         return after_blocked == 1 && after_open == 1 ? 0 : 1;
     });
 }
+
+TEST_CASE("signal storms: with no room in the signal queue for a timer, a thread samples on the task clock at the rate asked",
+          "[may_skip]") {
+    in_child_process([] {
+        fail_after(60);
+        rereading_target target;
+        hardware_backend backend;
+        backend_options options;
+        options.sampler = sampler_kind::decode_timer;
+        options.samples_per_second = 200;
+        options.watchpoint_slots = 0;
+        if (backend.start(options, target.delivery())) return 1;
+        if (!backend.machine().synchronous_traps) return child_skipped;
+        // A queue with no room at all, as when other processes of the user filled it: timer_create fails.
+        const rlimit none{0, 0};
+        setrlimit(RLIMIT_SIGPENDING, &none);
+        if (auto error = backend.attach_current_thread()) {
+            std::printf("attach: %s\n", error->c_str());
+            return 1;
+        }
+        static volatile std::uint64_t words[512];
+        read_loop(words, 512, 1.0);
+        const std::uint64_t triggers = backend.counters().triggers.load();
+        const std::uint64_t fallbacks = backend.counters().timer_fallbacks.load();
+        const std::uint64_t stopped = backend.counters().watchdog_quarantines.load();
+        backend.stop();
+        std::printf("task-clock fallbacks %llu, triggers %llu in 1 s of CPU, watchdog %llu\n",
+                    static_cast<unsigned long long>(fallbacks), static_cast<unsigned long long>(triggers),
+                    static_cast<unsigned long long>(stopped));
+        // The task clock overflows at the asked mean period (randomized 0.5-1.5x): about 200 in the second.
+        return fallbacks == 1 && stopped == 0 && triggers >= 100 && triggers <= 400 ? 0 : 1;
+    });
+}

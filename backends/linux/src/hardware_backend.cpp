@@ -33,6 +33,7 @@ constexpr std::size_t ring_data_pages = 8;
 struct thread_state {
     // Set up and torn down by the thread itself, outside signal handlers.
     int trigger_fd = -1; // decode: perf counter; precise: the sampling event (with `ring`)
+    std::uint64_t trigger_period = 0; // the trigger's mean period, randomized at each overflow; 0: by frequency
     timer_t timer{};
     bool has_timer = false;
     clockid_t timer_clock{};
@@ -49,7 +50,7 @@ struct thread_state {
     // The watchdog (see `watchdog`): time-stamp counter readings.
     std::uint64_t window_start = 0; // when the current window began
     std::uint64_t handler_cycles = 0; // spent in our handlers during it
-    bool quarantined = false; // the watchdog turned this thread's watchpoints off for good
+    bool quarantined = false; // the watchdog turned this thread's sampling and watchpoints off for good
     std::uint64_t triggers = 0; // sampling interrupts this thread took (see note_coverage)
     std::uint32_t steps_to_skip = 0;
     std::uint32_t steps_taken = 0;
@@ -109,8 +110,8 @@ std::uint64_t perf_tag_of(const siginfo_t& info) noexcept {
 constexpr std::uint64_t handler_stack_bytes = 32 * 1024;
 
 // The watchdog: a thread whose handlers take more than half of its time over a window of at least this many
-// time-stamp-counter cycles (≈ 0.1 s at 2-4 GHz) is in a storm (a trap that repeats without progress); its
-// watchpoints are turned off for good and counted.
+// time-stamp-counter cycles (≈ 0.1 s at 2-4 GHz) is in a storm (a trap that repeats without progress, a trigger
+// that fires too often); its sampling and watchpoints are turned off for good and counted.
 constexpr std::uint64_t watchdog_window_cycles = std::uint64_t{1} << 28;
 
 std::uint64_t cycles_now() noexcept { return __builtin_ia32_rdtsc(); }
@@ -408,7 +409,8 @@ struct hardware_backend::internals {
     }
 
     // Signal-safe: accounts one handler invocation that began at `began` (time-stamp counter) and, when this
-    // thread's handlers took more than half of the window, quarantines its watchpoints (see watchdog_window_cycles).
+    // thread's handlers took more than half of the window, stops its sampling and watchpoints (see
+    // watchdog_window_cycles).
     static void watchdog(hardware_backend& backend, thread_state& state, std::uint64_t began) noexcept {
         const std::uint64_t now = cycles_now();
         state.handler_cycles += now - began;
@@ -417,6 +419,7 @@ struct hardware_backend::internals {
         if (state.handler_cycles * 2 > window && !state.quarantined) {
             state.quarantined = true;
             for (std::size_t slot = 0; slot < backend.slots_; ++slot) turn_off(state, slot);
+            stop_sampling(state);
             backend.counters_.watchdog_quarantines.fetch_add(1, std::memory_order_relaxed);
         }
         state.window_start = now;
@@ -428,17 +431,18 @@ struct hardware_backend::internals {
                            int fd) noexcept {
         backend.counters_.triggers.fetch_add(1, std::memory_order_relaxed);
         ++state.triggers;
+        if (state.quarantined) return; // one already on its way when the watchdog stopped the trigger
         sync_breakpoints(backend, state, tid);
         if (state.has_timer) {
             rearm_timer(backend, state);
         } else if (state.ring != nullptr) {
             drain_ring(backend, state, tid, context);
             return;
-        } else if (backend.trigger_attr_.freq == 0 && fd >= 0) {
-            std::uint64_t period = random_period(state, static_cast<double>(backend.trigger_attr_.sample_period));
+        } else if (state.trigger_period != 0 && fd >= 0) {
+            std::uint64_t period = random_period(state, static_cast<double>(state.trigger_period));
             ::ioctl(fd, PERF_EVENT_IOC_PERIOD, &period);
         }
-        if (!state.quarantined) start_stepping(backend, state, tid, context);
+        start_stepping(backend, state, tid, context);
     }
 
     // Signal-safe: at each trigger, that our handlers are still the process's. A program that installs its own
@@ -451,13 +455,18 @@ struct hardware_backend::internals {
             backend.handlers_displaced_.store(true, std::memory_order_relaxed);
     }
 
-    // Signal-safe: after the program displaced our handlers, this thread's events go quiet.
-    static void silence(thread_state& state, ucontext_t& context) noexcept {
+    // Signal-safe: this thread's sampling trigger goes quiet for good.
+    static void stop_sampling(thread_state& state) noexcept {
         if (state.has_timer) {
             itimerspec off{};
             ::timer_settime(state.timer, 0, &off, nullptr);
         }
         if (is_perf_event_fd(state.trigger_fd)) ::ioctl(state.trigger_fd, PERF_EVENT_IOC_DISABLE, 0);
+    }
+
+    // Signal-safe: after the program displaced our handlers, this thread's events go quiet.
+    static void silence(thread_state& state, ucontext_t& context) noexcept {
+        stop_sampling(state);
         for (std::size_t slot = 0; slot < max_slots; ++slot)
             if (state.breakpoint_fds[slot] >= 0) turn_off(state, slot);
         if (state.stepping) flags_of(context) &= ~trap_flag;
@@ -467,11 +476,7 @@ struct hardware_backend::internals {
     // From another thread (before_program_handler): stops a thread's timer and perf events. Timers and perf
     // events are process objects any thread may switch off; a descriptor the program closed is left alone.
     static void silence_from_outside(thread_state& state) noexcept {
-        if (state.has_timer) {
-            itimerspec off{};
-            ::timer_settime(state.timer, 0, &off, nullptr);
-        }
-        if (is_perf_event_fd(state.trigger_fd)) ::ioctl(state.trigger_fd, PERF_EVENT_IOC_DISABLE, 0);
+        stop_sampling(state);
         for (const int fd : state.breakpoint_fds)
             if (is_perf_event_fd(fd)) ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
     }
@@ -651,6 +656,7 @@ struct hardware_backend::internals {
         const int fd = open_perf_event(attr, tid);
         if (fd < 0) return std::string("perf_event_open (sampling): ") + std::strerror(-fd);
         state.trigger_fd = fd;
+        state.trigger_period = attr.freq != 0 ? 0 : attr.sample_period;
         if (backend.chosen_ == sampler_kind::precise) {
             const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
             state.ring_bytes = (1 + ring_data_pages) * page;

@@ -146,7 +146,7 @@ std::vector<std::pair<std::string, std::uint64_t>> profiling_session::health_cou
     const std::pair<std::string, std::uint64_t> all[] = {
         {"threads_unprofiled", unprofiled_threads_},
         {"threads_on_task_clock", c.timer_fallbacks.load(std::memory_order_relaxed)},
-        {"threads_watchpoints_stopped_by_watchdog", c.watchdog_quarantines.load(std::memory_order_relaxed)},
+        {"threads_stopped_by_watchdog", c.watchdog_quarantines.load(std::memory_order_relaxed)},
         {"events_skipped_short_stack", c.no_stack_room.load(std::memory_order_relaxed)},
         {"descriptors_closed_by_program", c.descriptors_lost.load(std::memory_order_relaxed)},
         {"signals_lost_queue_full", c.queue_overflows.load(std::memory_order_relaxed)},
@@ -169,8 +169,8 @@ std::vector<std::string> profiling_session::health_lines() const {
         lines.push_back(std::to_string(n) + " thread(s) sampled on the task clock: the user's signal queue had no "
                                             "room for a timer (RLIMIT_SIGPENDING, ulimit -i)");
     if (const auto n = c.watchdog_quarantines.load(std::memory_order_relaxed))
-        lines.push_back(std::to_string(n) + " thread(s) stopped watching: ojx's handlers took over half of their "
-                                            "time (the watchdog)");
+        lines.push_back(std::to_string(n) + " thread(s) no longer sampled or watched: ojx's handlers took over "
+                                            "half of their time (the watchdog)");
     if (const auto n = c.no_stack_room.load(std::memory_order_relaxed))
         lines.push_back(std::to_string(n) + " event(s) skipped: the interrupted code ran on a short or foreign stack");
     if (const auto n = c.descriptors_lost.load(std::memory_order_relaxed))

@@ -102,7 +102,7 @@ struct backend_counters {
     std::atomic<std::uint64_t> traps_undecoded{0};      // trapping instruction not found; width assumed
     std::atomic<std::uint64_t> arm_failures{0};
     std::atomic<std::uint64_t> no_stack_room{0};        // events skipped: the interrupted code's stack was short
-    std::atomic<std::uint64_t> watchdog_quarantines{0}; // threads whose watchpoints the watchdog turned off
+    std::atomic<std::uint64_t> watchdog_quarantines{0}; // threads the watchdog stopped sampling and watching
     std::atomic<std::uint64_t> descriptors_lost{0};     // our perf descriptors the program closed
     std::atomic<std::uint64_t> timer_fallbacks{0};      // threads on the task clock: no signal-queue slot for a timer
     std::atomic<std::uint64_t> queue_overflows{0};      // SIGIO for a signal of ours that found the queue full
