@@ -81,6 +81,11 @@ class Peer:
         self.process.stdout.readline()  # "listening"
 
     def connected(self):
+        # The peer notes the connection after accept() returns, which may be after ojx has already refused it and
+        # exited: give it a moment.
+        deadline = time.monotonic() + 10
+        while not os.path.exists(self.log) and time.monotonic() < deadline and self.process.poll() is None:
+            time.sleep(0.01)
         return os.path.exists(self.log)
 
     def stop(self):
