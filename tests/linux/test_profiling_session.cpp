@@ -427,7 +427,9 @@ TEST_CASE("access_walker: called for samples in tracked objects, and its frames 
                         ull(calls), ull(walker.wrong_thread.load()), ull(stats.samples), ull(stats.samples_untracked),
                         ull(stats.samples_stores_ignored), ull(stats.samples_busy));
             EXPECT(walker.wrong_thread.load() == 0);
-            EXPECT(calls >= 100);
+            // Relative to what the kernel delivered: the loop reads only the tracked buffer.
+            EXPECT(calls >= 10);
+            EXPECT(calls * 5 >= stats.samples * 4);
             // Called exactly for the samples in a tracked object: never for an untracked one, and for every one
             // the profiler found in the object.
             EXPECT(calls + stats.samples_untracked <= stats.samples);
@@ -447,7 +449,7 @@ TEST_CASE("access_walker: called for samples in tracked objects, and its frames 
             EXPECT(entry->accesses.size() == 1);
             if (entry->accesses.empty()) return;
             const context_report::access& access = entry->accesses.front();
-            EXPECT(access.samples >= 90);
+            EXPECT(access.samples * 10 >= calls * 9);
             EXPECT(access.samples <= calls);
             EXPECT((report_detail::frames(tree, access.context, report_naming{}) ==
                     std::vector<std::string>{std::to_string(fake_leaf), std::to_string(fake_caller)}));
@@ -570,14 +572,16 @@ TEST_CASE("on_collection: relocated objects are tracked where they now are, and 
                     ull(after_first.a), ull(after_first.b), ull(after_first.samples), ull(after_first.untracked),
                     ull(after_swap.a), ull(after_swap.b), ull(after_swap.samples), ull(after_swap.untracked),
                     ull(session.samples_dropped_paused()), ull(session.samples_dropped_busy()));
-        EXPECT(after_first.a >= 100);
+        EXPECT(after_first.a >= 10);
+        EXPECT(after_first.a * 5 >= after_first.samples * 4);
         EXPECT(after_first.b == 0);
         EXPECT(after_first.untracked * 10 <= after_first.samples);
         const std::uint64_t a_gain = after_swap.a - after_first.a;
         const std::uint64_t b_gain = after_swap.b - after_first.b;
         const std::uint64_t new_samples = after_swap.samples - after_first.samples;
         const std::uint64_t new_untracked = after_swap.untracked - after_first.untracked;
-        EXPECT(b_gain >= 100);
+        EXPECT(b_gain >= 10);
+        EXPECT(b_gain * 5 >= new_samples * 4);
         EXPECT(a_gain == 0);
         EXPECT(new_untracked * 10 <= new_samples);
         return failures;
