@@ -71,18 +71,33 @@ void fail_after(unsigned seconds) {
     alarm(seconds);
 }
 
+// A backend for one scenario: `rate` samples per second on `sampler` (none: watchpoints only), `slots`
+// watchpoints, delivering to a rereading_target; the calling thread attached when `attach`. False when it cannot
+// start. Also arms the scenario's alarm.
+struct scenario {
+    rereading_target target;
+    hardware_backend backend;
+
+    bool start(sampler_kind sampler, double rate, std::size_t slots, bool attach) {
+        fail_after(60);
+        backend_options options;
+        options.sampler = sampler;
+        options.samples_per_second = rate;
+        options.watchpoint_slots = slots;
+        if (backend.start(options, target.delivery())) return false;
+        return !attach || !backend.attach_current_thread();
+    }
+};
+
 } // namespace
 
 TEST_CASE("signal storms: a trap handler that reads the watched word does not trap again") {
     OJX_SKIP_WITHOUT_WATCHPOINTS();
     in_child_process([] {
-        fail_after(60);
-        rereading_target target;
-        hardware_backend backend;
-        backend_options options;
-        options.sampler = sampler_kind::none;
-        options.watchpoint_slots = 1;
-        if (backend.start(options, target.delivery()) || backend.attach_current_thread()) return 1;
+        scenario run;
+        if (!run.start(sampler_kind::none, 200, 1, true)) return 1;
+        rereading_target& target = run.target;
+        hardware_backend& backend = run.backend;
         const std::uint64_t watched = reinterpret_cast<std::uint64_t>(&source[1000]);
         if (!backend.arm(0, watched, 8)) return 1;
         constexpr int copies = 2000;
@@ -104,16 +119,13 @@ TEST_CASE("signal storms: a trap handler that reads the watched word does not tr
 TEST_CASE("signal storms: a thread that blocks every signal cannot pile up ojx's, and a full queue kills nothing") {
     OJX_SKIP_WITHOUT_WATCHPOINTS();
     in_child_process([] {
-        fail_after(60);
         // Almost no room in the user's signal queue, as when another process of the user holds queued signals.
         const rlimit tiny{4, 4};
         setrlimit(RLIMIT_SIGPENDING, &tiny);
-        rereading_target target;
-        hardware_backend backend;
-        backend_options options;
-        options.sampler = sampler_kind::none;
-        options.watchpoint_slots = 1;
-        if (backend.start(options, target.delivery())) return 1;
+        scenario run;
+        if (!run.start(sampler_kind::none, 200, 1, false)) return 1;
+        rereading_target& target = run.target;
+        hardware_backend& backend = run.backend;
         const bool synchronous = backend.machine().synchronous_traps;
         std::uint64_t delivered = 0;
         std::thread blocked([&] {
@@ -142,14 +154,9 @@ TEST_CASE("signal storms: a thread that blocks every signal cannot pile up ojx's
 
 TEST_CASE("signal storms: a program's own SIGTRAP handler gets its own traps, and ojx stops sampling") {
     in_child_process([] {
-        fail_after(60);
-        rereading_target target;
-        hardware_backend backend;
-        backend_options options;
-        options.sampler = sampler_kind::automatic;
-        options.samples_per_second = 200;
-        options.watchpoint_slots = 0;
-        if (backend.start(options, target.delivery()) || backend.attach_current_thread()) return 1;
+        scenario run;
+        if (!run.start(sampler_kind::automatic, 200, 0, true)) return 1;
+        hardware_backend& backend = run.backend;
         static std::atomic<int> own_traps{0};
         static std::atomic<int> foreign_traps{0};
         struct sigaction own {};
@@ -173,13 +180,10 @@ TEST_CASE("signal storms: a program's own SIGTRAP handler gets its own traps, an
 
 TEST_CASE("signal storms: code on an 8 KiB alternate signal stack is sampled without overflowing it") {
     in_child_process([] {
-        fail_after(60);
-        rereading_target target;
-        hardware_backend backend;
-        backend_options options;
-        options.samples_per_second = 1000;
-        options.watchpoint_slots = 0;
-        if (backend.start(options, target.delivery()) || backend.attach_current_thread()) return 1;
+        scenario run;
+        if (!run.start(sampler_kind::automatic, 1000, 0, true)) return 1;
+        rereading_target& target = run.target;
+        hardware_backend& backend = run.backend;
         // The classic SIGSTKSZ, guarded below by an unreadable page so an overflow faults instead of scribbling.
         constexpr std::size_t page = 4096;
         constexpr std::size_t small = 8192;
@@ -215,13 +219,9 @@ TEST_CASE("signal storms: code on an 8 KiB alternate signal stack is sampled wit
 TEST_CASE("signal storms: a descriptor the program closed and reused is never closed or used by ojx") {
     OJX_SKIP_WITHOUT_WATCHPOINTS();
     in_child_process([] {
-        fail_after(60);
-        rereading_target target;
-        hardware_backend backend;
-        backend_options options;
-        options.sampler = sampler_kind::none;
-        options.watchpoint_slots = 2;
-        if (backend.start(options, target.delivery()) || backend.attach_current_thread()) return 1;
+        scenario run;
+        if (!run.start(sampler_kind::none, 200, 2, true)) return 1;
+        hardware_backend& backend = run.backend;
         // As a daemon does: close every descriptor but the standard ones, then open its own files — which here
         // are given exactly the numbers ojx's descriptors had.
         std::vector<int> ours;
@@ -254,13 +254,9 @@ TEST_CASE("signal storms: a descriptor the program closed and reused is never cl
 
 TEST_CASE("signal storms: a thread that blocks ojx's signals is counted as barely sampled, not passed over") {
     in_child_process([] {
-        fail_after(60);
-        rereading_target target;
-        hardware_backend backend;
-        backend_options options;
-        options.samples_per_second = 200;
-        options.watchpoint_slots = 0;
-        if (backend.start(options, target.delivery())) return 1;
+        scenario run;
+        if (!run.start(sampler_kind::automatic, 200, 0, false)) return 1;
+        hardware_backend& backend = run.backend;
         auto worker = [&](bool block) {
             if (backend.attach_current_thread()) return;
             sigset_t all;
@@ -286,14 +282,9 @@ TEST_CASE("signal storms: a thread that blocks ojx's signals is counted as barel
 TEST_CASE("signal storms: with no room in the signal queue for a timer, a thread samples on the task clock at the rate asked",
           "[may_skip]") {
     in_child_process([] {
-        fail_after(60);
-        rereading_target target;
-        hardware_backend backend;
-        backend_options options;
-        options.sampler = sampler_kind::decode_timer;
-        options.samples_per_second = 200;
-        options.watchpoint_slots = 0;
-        if (backend.start(options, target.delivery())) return 1;
+        scenario run;
+        if (!run.start(sampler_kind::decode_timer, 200, 0, false)) return 1;
+        hardware_backend& backend = run.backend;
         if (!backend.machine().synchronous_traps) return child_skipped;
         // A queue with no room at all, as when other processes of the user filled it: timer_create fails.
         const rlimit none{0, 0};

@@ -141,50 +141,45 @@ std::optional<std::string> profiling_session::note_unprofiled(std::optional<std:
     return error;
 }
 
-std::vector<std::pair<std::string, std::uint64_t>> profiling_session::health_counters() const {
+// One fact each: its run.agent counter, its value, and the words that follow the number in the exit summary.
+std::vector<profiling_session::health_fact> profiling_session::health() const {
     const backend_counters& c = backend_.counters();
-    const std::pair<std::string, std::uint64_t> all[] = {
-        {"threads_unprofiled", unprofiled_threads_},
-        {"threads_on_task_clock", c.timer_fallbacks.load(std::memory_order_relaxed)},
-        {"threads_stopped_by_watchdog", c.watchdog_quarantines.load(std::memory_order_relaxed)},
-        {"events_skipped_short_stack", c.no_stack_room.load(std::memory_order_relaxed)},
-        {"descriptors_closed_by_program", c.descriptors_lost.load(std::memory_order_relaxed)},
-        {"signals_lost_queue_full", c.queue_overflows.load(std::memory_order_relaxed)},
-        {"threads_rarely_sampled", c.threads_rarely_sampled.load(std::memory_order_relaxed)},
-        {"handlers_displaced_by_program", backend_.handlers_displaced() ? 1u : 0u},
+    const auto count = [](const std::atomic<std::uint64_t>& counter) { return counter.load(std::memory_order_relaxed); };
+    return {
+        {"threads_unprofiled", unprofiled_threads_,
+         " thread(s) ran unprofiled (first reason: " + first_unprofiled_reason_ + ")"},
+        {"threads_on_task_clock", count(c.timer_fallbacks),
+         " thread(s) sampled on the task clock: the user's signal queue had no room for a timer (RLIMIT_SIGPENDING, "
+         "ulimit -i)"},
+        {"threads_stopped_by_watchdog", count(c.watchdog_quarantines),
+         " thread(s) no longer sampled or watched: ojx's handlers took over half of their time (the watchdog)"},
+        {"events_skipped_short_stack", count(c.no_stack_room),
+         " event(s) skipped: the interrupted code ran on a short or foreign stack"},
+        {"descriptors_closed_by_program", count(c.descriptors_lost),
+         " perf descriptor(s) closed by the program: those threads stopped being sampled or watched there"},
+        {"signals_lost_queue_full", count(c.queue_overflows),
+         " signal(s) of ojx lost: the user's signal queue was full (RLIMIT_SIGPENDING); the kernel's SIGIO for them "
+         "was caught"},
+        {"threads_rarely_sampled", count(c.threads_rarely_sampled),
+         " thread(s) took under 1/20 of the samples their CPU time asked: they block signals (as liblzma's workers "
+         "do) and were barely sampled"},
+        {"handlers_displaced_by_program", backend_.handlers_displaced() ? 1u : 0u,
+         " time the program installed its own handler for SIGTRAP or signal " +
+             std::to_string(backend_.sampling_signal()) + ": sampling and watching stopped there"},
     };
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> profiling_session::health_counters() const {
     std::vector<std::pair<std::string, std::uint64_t>> nonzero;
-    for (const auto& counter : all)
-        if (counter.second != 0) nonzero.push_back(counter);
+    for (const health_fact& fact : health())
+        if (fact.value != 0) nonzero.emplace_back(fact.counter, fact.value);
     return nonzero;
 }
 
 std::vector<std::string> profiling_session::health_lines() const {
-    const backend_counters& c = backend_.counters();
     std::vector<std::string> lines;
-    if (unprofiled_threads_ > 0)
-        lines.push_back(std::to_string(unprofiled_threads_) + " thread(s) ran unprofiled (first reason: " +
-                        first_unprofiled_reason_ + ")");
-    if (const auto n = c.timer_fallbacks.load(std::memory_order_relaxed))
-        lines.push_back(std::to_string(n) + " thread(s) sampled on the task clock: the user's signal queue had no "
-                                            "room for a timer (RLIMIT_SIGPENDING, ulimit -i)");
-    if (const auto n = c.watchdog_quarantines.load(std::memory_order_relaxed))
-        lines.push_back(std::to_string(n) + " thread(s) no longer sampled or watched: ojx's handlers took over "
-                                            "half of their time (the watchdog)");
-    if (const auto n = c.no_stack_room.load(std::memory_order_relaxed))
-        lines.push_back(std::to_string(n) + " event(s) skipped: the interrupted code ran on a short or foreign stack");
-    if (const auto n = c.descriptors_lost.load(std::memory_order_relaxed))
-        lines.push_back(std::to_string(n) + " perf descriptor(s) closed by the program: those threads stopped "
-                                            "being sampled or watched there");
-    if (const auto n = c.queue_overflows.load(std::memory_order_relaxed))
-        lines.push_back(std::to_string(n) + " signal(s) of ojx lost: the user's signal queue was full "
-                                            "(RLIMIT_SIGPENDING); the kernel's SIGIO for them was caught");
-    if (const auto n = c.threads_rarely_sampled.load(std::memory_order_relaxed))
-        lines.push_back(std::to_string(n) + " thread(s) took under 1/20 of the samples their CPU time asked: they "
-                                            "block signals (as liblzma's workers do) and were barely sampled");
-    if (backend_.handlers_displaced())
-        lines.push_back("the program installed its own handler for SIGTRAP or signal " +
-                        std::to_string(backend_.sampling_signal()) + ": sampling and watching stopped there");
+    for (const health_fact& fact : health())
+        if (fact.value != 0) lines.push_back(std::to_string(fact.value) + fact.words);
     return lines;
 }
 

@@ -265,6 +265,12 @@ private:
     std::atomic<std::uint64_t> samples_busy_{0};
     std::atomic<std::uint64_t> traps_busy_{0};
     std::optional<std::string> note_unprofiled(std::optional<std::string> error);
+    struct health_fact {
+        std::string counter;
+        std::uint64_t value = 0;
+        std::string words;
+    };
+    std::vector<health_fact> health() const;
     std::uint64_t unprofiled_threads_ = 0; // under lock_
     std::string first_unprofiled_reason_;
     std::atomic<std::uint64_t> samples_paused_{0};
