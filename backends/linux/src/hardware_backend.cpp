@@ -266,7 +266,7 @@ struct hardware_backend::internals {
         const handler_reads reads = reads_for(context, state);
         const code_at_pc code = read_code_at_pc(context, reads);
         if (try_sample_ahead(backend, tid, context, code, state.steps_to_skip, reads)) return;
-        if (!may_step_over(context, code) || !step_signal.in_place()) {
+        if (!may_step_over(context, code)) { // our SIGTRAP handler was checked by on_event (check_ownership)
             backend.counters_.steps_refused.fetch_add(1, std::memory_order_relaxed);
             return;
         }
