@@ -8,15 +8,27 @@
 
 namespace ojx::jvm {
 
-// A field or class signature ("I", "[[J", "Ljava/lang/String;") as a Java type name. Anything malformed is
-// returned as it is, so a report shows what the JVM said rather than nothing.
+// A hidden class's name (a lambda's "Gen$$Lambda$1", the JVM's "java.lang.invoke.LambdaForm$MH") ends in the
+// address the JVM loaded it at: ".0x00007f3b8c000a08" in its signature, "/0x…" in Class.getName(). The address
+// differs from run to run, so a frame or type named with it would never match the same site in another run's
+// profile (ojx merge keys sites by their names): the name is taken without it.
+inline std::string_view without_hidden_class_address(std::string_view name) {
+    const std::size_t mark = name.rfind(".0x");
+    if (mark == std::string_view::npos || mark + 3 == name.size()) return name;
+    for (const char c : name.substr(mark + 3))
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return name;
+    return name.substr(0, mark);
+}
+
+// A field or class signature ("I", "[[J", "Ljava/lang/String;") as a Java type name, hidden classes without
+// their address. Anything malformed is returned as it is, so a report shows what the JVM said rather than nothing.
 inline std::string java_type_name(std::string_view signature) {
     std::size_t dimensions = 0;
     while (dimensions < signature.size() && signature[dimensions] == '[') ++dimensions;
     const std::string_view element = signature.substr(dimensions);
     std::string name;
     if (element.size() >= 2 && element.front() == 'L' && element.back() == ';') {
-        name.assign(element.substr(1, element.size() - 2));
+        name.assign(without_hidden_class_address(element.substr(1, element.size() - 2)));
         for (char& c : name)
             if (c == '/') c = '.';
     } else if (element.size() == 1) {

@@ -45,6 +45,17 @@ TEST_CASE("signatures read as Java types") {
     CHECK(java_type_name("") == "");
 }
 
+TEST_CASE("hidden classes are named without the address they were loaded at, which changes from run to run") {
+    CHECK(java_type_name("LGen$$Lambda$1.0x00007f3b8c000a08;") == "Gen$$Lambda$1");
+    CHECK(java_type_name("Ljava/lang/invoke/LambdaForm$MH.0x0000000800c10000;") == "java.lang.invoke.LambdaForm$MH");
+    CHECK(java_type_name("[LGen$$Lambda.0x0000000801000a00;") == "Gen$$Lambda[]");
+    // Only a hexadecimal address at the very end is one.
+    CHECK(java_type_name("Lpkg/Version.0xcafe1;") == "pkg.Version");
+    CHECK(java_type_name("Lpkg/Odd.0x12g;") == "pkg.Odd.0x12g");
+    CHECK(java_type_name("Lpkg/Odd.0x;") == "pkg.Odd.0x");
+    CHECK(java_type_name("Lpkg/Plain;") == "pkg.Plain");
+}
+
 TEST_CASE("frames read as in Throwable.printStackTrace") {
     CHECK(java_frame_name("pkg.Reader", "read", "Reader.java", 42, false) == "pkg.Reader.read(Reader.java:42)");
     CHECK(java_frame_name("pkg.Reader", "read", "Reader.java", -1, false) == "pkg.Reader.read(Reader.java)");
