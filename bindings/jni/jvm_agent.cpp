@@ -21,6 +21,7 @@
 
 #include "ojx/hardware/agent_options.hpp"
 #include "ojx/hardware/agent_output_file.hpp"
+#include "ojx/hardware/fault_safe_read.hpp"
 #include "ojx/hardware/profiling_session.hpp"
 #include "ojx/hardware/signals.hpp"
 #include "ojx/report.hpp"
@@ -163,6 +164,7 @@ public:
     }
 
     // Signal-safe: the access context of the interrupted Java code, by AsyncGetCallTrace.
+    static bool walk_from_caller(agent& a, const ucontext_t& interrupted, call_trace& trace, jint depth) noexcept;
     static std::size_t walk_java_stack(void* self, const ucontext_t& context, std::uint64_t* leaf_first,
                                        std::size_t max) noexcept;
 
@@ -207,6 +209,7 @@ private:
     std::mutex dump_mutex_;
     std::atomic<bool> thread_error_said_{false};
     std::atomic<std::uint64_t> stack_failures_{0};
+    std::atomic<std::uint64_t> walks_from_caller_{0}; // walks that succeeded only from the caller's frame
 };
 
 // Never destroyed: JVM threads may still call in while the process exits.
@@ -407,6 +410,46 @@ void agent::on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, j
                            std::span<const std::uint64_t>(encoded, static_cast<std::size_t>(depth)), type, array_length);
 }
 
+// AsyncGetCallTrace gives up ("unknown Java", "not walkable Java") where the interrupted pc is in code without a
+// Java frame it can find: HotSpot's stubs (arraycopy, the intrinsics behind Arrays.fill, String.equals and
+// hashCode), methods' prologues and epilogues, and C code that compiled Java calls without leaving the Java
+// thread state (libjvm's copy routines, the C library's memmove). That is where a sampler which steps to the
+// next memory access often stops, because such code is what touches array contents. The Java method that called
+// it is a few frames up, so the walk is retried from the callers: first from the return address on top of the
+// stack (a frameless leaf such as memmove, or a method's first instruction) or the word above it (a stub
+// stopped just after its `push rbp`, before `mov rbp, rsp`: the arraycopy stubs' second instruction), then along the frame-pointer chain
+// (stubs and libjvm keep frame pointers), while each frame lies in the stack above the last. A candidate is
+// taken only if AsyncGetCallTrace accepts it, which checks that the pc is in Java code and the frame walkable;
+// the access is then attributed to the calling method at the call's bytecode, the line a user would change.
+// Stack words are read by system call: no guarded load can meet a debug register, and this runs only where
+// the first walk failed.
+bool agent::walk_from_caller(agent& a, const ucontext_t& interrupted, call_trace& trace, jint depth) noexcept {
+    constexpr int max_frames_up = 6;
+    constexpr std::uint64_t frame_reach = 1 << 20; // one C frame is far smaller
+    const std::uint64_t sp = static_cast<std::uint64_t>(interrupted.uc_mcontext.gregs[REG_RSP]);
+    std::uint64_t fp = static_cast<std::uint64_t>(interrupted.uc_mcontext.gregs[REG_RBP]);
+    const auto accepted = [&](std::uint64_t pc, std::uint64_t caller_sp, std::uint64_t caller_fp) {
+        ucontext_t from_caller = interrupted;
+        from_caller.uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(pc);
+        from_caller.uc_mcontext.gregs[REG_RSP] = static_cast<greg_t>(caller_sp);
+        from_caller.uc_mcontext.gregs[REG_RBP] = static_cast<greg_t>(caller_fp);
+        a.async_get_call_trace_(&trace, depth, &from_caller);
+        return trace.frame_count > 0;
+    };
+    std::uint64_t top[2]; // a frameless leaf's return address; or, just past a `push rbp`, the saved rbp and it
+    if (read_memory(sp, top, sizeof top) && (accepted(top[0], sp + 8, fp) || accepted(top[1], sp + 16, top[0])))
+        return true;
+    std::uint64_t below = sp;
+    for (int up = 0; up < max_frames_up && fp >= below && fp - below < frame_reach && fp % 8 == 0; ++up) {
+        std::uint64_t frame[2]; // [fp]: the caller's frame pointer, [fp + 8]: the return address
+        if (!read_memory(fp, frame, sizeof frame)) return false;
+        if (accepted(frame[1], fp + 16, frame[0])) return true;
+        below = fp + 16;
+        fp = frame[0];
+    }
+    return false;
+}
+
 // Signal-safe: GetEnv reads the JVM's thread-local (HotSpot's own signal handlers do the same), and
 // AsyncGetCallTrace is made for signal handlers. The frames are stored encoded; nothing is named here.
 std::size_t agent::walk_java_stack(void* self, const ucontext_t& context, std::uint64_t* leaf_first,
@@ -424,6 +467,13 @@ std::size_t agent::walk_java_stack(void* self, const ucontext_t& context, std::u
         call_trace trace{jni, 0, frames};
         const auto depth = static_cast<jint>(max < max_frames ? max : max_frames);
         a.async_get_call_trace_(&trace, depth, const_cast<ucontext_t*>(&context));
+        if (trace.frame_count == unknown_java || trace.frame_count == not_walkable_java) {
+            const std::int32_t first_failure = trace.frame_count;
+            if (walk_from_caller(a, context, trace, depth))
+                a.walks_from_caller_.fetch_add(1, std::memory_order_relaxed);
+            else
+                trace.frame_count = first_failure;
+        }
         if (trace.frame_count > 0) {
             for (jint i = 0; i < trace.frame_count; ++i)
                 leaf_first[i] = encode_frame(java_frame{reinterpret_cast<std::uint64_t>(frames[i].method), frames[i].bci});
@@ -595,6 +645,7 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
                      {"traps_dropped_during_gc", session_.traps_dropped_paused()},
                      {"samples_dropped_profiler_busy", session_.samples_dropped_busy()},
                      {"stack_walk_failures", stack_failures_.load()},
+                     {"stack_walks_from_caller", walks_from_caller_.load()},
                      {"collections_relocated", r.collections.load()},
                      {"relocation_retries", r.retries.load()},
                      {"objects_moved_by_gc", r.moved.load()},
