@@ -557,7 +557,7 @@ void agent::attach_running_java_threads() {
         std::fprintf(stderr, "ojx: attached to %zu running Java threads\n", attached);
 }
 
-// ---- The agent's thread: relocates objects after collections, ends a timed run ----
+// ---- The agent's thread: relocates objects after collections, ends a timed run, notices displaced handlers ----
 
 void agent::start_agent_thread() {
     agent_thread_started_ = pthread_create(&agent_thread_, nullptr, agent_thread_main, this) == 0;
@@ -586,6 +586,9 @@ void* agent::agent_thread_main(void* raw) {
         }
         sem_timedwait(&a.wake_, &until);
         if (a.stopping_.load(std::memory_order_acquire)) break;
+        // A native library's sigaction is not interposed (bindings/jni/README.md): a handler it installs over one
+        // of ours is noticed here, within one period, and every thread goes quiet.
+        hardware_backend::poll_handlers();
         if (a.objects_->relocation_due()) a.objects_->relocate(jni);
         if (timed && std::chrono::steady_clock::now() - a.started_at_ >= a.settings_.duration) {
             a.write_profile(jni, "after the requested duration", {}, true);

@@ -1,7 +1,8 @@
 // The rules that keep ojx's signals from harming the program (docs/design.md, "Failure model"): a handler never
 // re-triggers its own watchpoints, however the program copies over the watched word (glibc's vectorised memcpy,
 // `rep movsb`); a thread that blocks signals cannot make ojx's signals pile up, and a nearly full signal queue
-// kills nothing; a program that installs its own SIGTRAP handler gets only its own traps and ojx stops; an 8 KiB
+// kills nothing; a program that installs its own SIGTRAP handler gets only its own traps and ojx stops; a program
+// that takes ojx's timer signal where no interposer sees it is noticed by poll_handlers, and ojx stops; an 8 KiB
 // alternate signal stack survives; descriptors the program closed and reused are never closed by ojx.
 // Each scenario starts a backend, so each runs in a child process; an alarm turns a livelock into a failure.
 #include "child_process.hpp"
@@ -20,6 +21,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -184,6 +186,51 @@ TEST_CASE("signal storms: a program's own SIGTRAP handler gets its own traps, an
         // The program's handler saw its five raises; a step trap may reach it only in the moment between ojx's
         // last check and its next trap, so at most one.
         return own_traps.load() == 5 && foreign_traps.load() <= 1 && displaced ? 0 : 1;
+    });
+}
+
+TEST_CASE("signal storms: a program that takes ojx's timer signal unseen is noticed by poll_handlers, and ojx stops") {
+    in_child_process([] {
+        scenario run;
+        // Timers alone: no breakpoint and no step trap runs ojx's handlers to notice on their own. Each thread's
+        // timer is re-armed by ojx's handler, so a displaced handler gets one signal per thread that runs on.
+        if (!run.start(sampler_kind::decode_timer, 1000, 0, true)) return 1;
+        hardware_backend& backend = run.backend;
+        constexpr int workers = 3;
+        std::mutex attaching;
+        std::atomic<int> attached{0};
+        std::atomic<bool> go{false};
+        std::vector<std::thread> threads;
+        static volatile std::uint64_t words[512];
+        for (int i = 0; i < workers; ++i)
+            threads.emplace_back([&] {
+                {
+                    const std::lock_guard lock(attaching);
+                    if (!backend.attach_current_thread()) attached.fetch_add(1);
+                }
+                go.wait(false); // no CPU time, so no timer expiry, until the poll
+                read_loop(words, 512, 0.3);
+                const std::lock_guard lock(attaching);
+                backend.detach_current_thread();
+            });
+        while (attached.load() < workers) std::this_thread::yield();
+        static std::atomic<int> program_signals{0};
+        struct sigaction own {};
+        own.sa_handler = [](int) { program_signals.fetch_add(1); };
+        sigaction(backend.sampling_signal(), &own, nullptr); // the real sigaction: nothing interposed here
+        const bool noticed_unpolled = backend.handlers_displaced();
+        const bool noticed = hardware_backend::poll_handlers();
+        go.store(true);
+        go.notify_all();
+        read_loop(words, 512, 0.3);
+        for (std::thread& thread : threads) thread.join();
+        const int received = program_signals.load();
+        backend.stop();
+        std::printf("program's handler: %d signals after the poll; noticed without it %d, by it %d\n", received,
+                    noticed_unpolled ? 1 : 0, noticed ? 1 : 0);
+        // Unquieted, each of the 4 threads' timers would reach the program's handler once; one already due
+        // between the handler's installation and the poll may.
+        return !noticed_unpolled && noticed && backend.handlers_displaced() && received <= 1 ? 0 : 1;
     });
 }
 

@@ -481,6 +481,23 @@ struct hardware_backend::internals {
             if (is_perf_event_fd(fd)) ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
     }
 
+    // Not signal-safe (it may sleep): once the program has displaced our handlers, every thread's timer and perf
+    // events are switched off from outside, once, whoever noticed first (check_ownership in a handler only quiets
+    // its own thread, and a thread whose timer signal now reaches the program's handler never runs ours again).
+    // A thread in the middle of stepping ends at its next step trap, which still reaches our handler; this waits
+    // at most 0.1 s for that.
+    static void quiet_every_thread(hardware_backend& backend) noexcept {
+        if (backend.quieted_.exchange(true)) return;
+        threads.for_each([](pid_t, thread_state& state) { silence_from_outside(state); });
+        for (int wait = 0; wait < 100; ++wait) {
+            bool stepping = false;
+            threads.for_each([&](pid_t, thread_state& state) { stepping |= state.stepping; });
+            if (!stepping) break;
+            timespec millisecond{0, 1000000};
+            ::nanosleep(&millisecond, nullptr);
+        }
+    }
+
     // Signal-safe: dispatches one of our events on this thread: the trigger (`slot` < 0) or a breakpoint.
     static void on_event(hardware_backend& backend, thread_state& state, pid_t tid, ucontext_t& context, int slot,
                          int fd) noexcept {
@@ -1046,16 +1063,18 @@ void hardware_backend::before_program_handler(int signal, const struct ::sigacti
     if (backend == nullptr || (signal != SIGTRAP && signal != sampling_signal_number)) return;
     const bool own = (action.sa_flags & SA_SIGINFO) != 0 && (action.sa_sigaction == internals::on_step_signal ||
                                                               action.sa_sigaction == internals::on_sampling_signal);
-    if (own || backend->handlers_displaced_.exchange(true)) return;
-    threads.for_each([](pid_t, thread_state& state) { internals::silence_from_outside(state); });
-    // A thread in the middle of stepping ends at its next step trap, which still reaches our handler.
-    for (int wait = 0; wait < 100; ++wait) {
-        bool stepping = false;
-        threads.for_each([&](pid_t, thread_state& state) { stepping |= state.stepping; });
-        if (!stepping) break;
-        timespec millisecond{0, 1000000};
-        ::nanosleep(&millisecond, nullptr);
-    }
+    if (own) return;
+    backend->handlers_displaced_.store(true, std::memory_order_relaxed);
+    internals::quiet_every_thread(*backend);
+}
+
+bool hardware_backend::poll_handlers() noexcept {
+    hardware_backend* backend = active.load(std::memory_order_acquire);
+    if (backend == nullptr) return false;
+    internals::check_ownership(*backend);
+    if (!backend->handlers_displaced_.load(std::memory_order_relaxed)) return false;
+    internals::quiet_every_thread(*backend);
+    return true;
 }
 
 std::optional<std::string> hardware_backend::attach_current_thread() { return attach_thread(current_tid()); }

@@ -159,6 +159,12 @@ public:
     // quiet first, steps under way end, and the run says so (handlers_displaced): the program's handler then
     // receives none of ojx's signals. Waits at most 0.1 s for threads still stepping. Not signal-safe.
     static void before_program_handler(int signal, const struct ::sigaction& action) noexcept;
+    // Whether the program has displaced ojx's handlers (one sigaction query for each of SIGTRAP and the sampling
+    // signal): where it has, every thread goes quiet as in before_program_handler and handlers_displaced says so.
+    // For an agent that cannot interpose sigaction (a JVM's native libraries bind theirs before the agent loads):
+    // its own thread calls this periodically, so that a program that took only the timer signal, which never
+    // reaches ojx's handlers again, is noticed within one period. Not signal-safe; false when no backend runs.
+    static bool poll_handlers() noexcept;
     sampler_kind chosen_sampler() const noexcept { return chosen_; }
     const capabilities& machine() const noexcept { return caps_; }
     const backend_counters& counters() const noexcept { return counters_; }
@@ -197,6 +203,7 @@ private:
     std::string memory_read_description_;
     std::string signal_description_;
     std::atomic<bool> handlers_displaced_{false};
+    std::atomic<bool> quieted_{false}; // every thread was switched off from outside after handlers_displaced_
     std::size_t slots_ = 0; // debug registers in use
     bool compares_at_sample_ = false;
     std::size_t sample_slots_ = 0;
