@@ -5,12 +5,14 @@
 // It interposes the allocator (malloc, calloc, realloc, free, the aligned variants, operator new and delete) to
 // track objects at or above the size threshold with their allocation context (the call stack, unwound from the
 // DWARF call-frame information), attaches the hardware backend to every thread (pthread_create is interposed so that threads
-// started later are profiled too), and writes the JSON profile and a summary at exit.
+// started later are profiled too), and writes the JSON profile and a summary at exit, or when SIGTERM, SIGINT or
+// SIGHUP at its default action ends the program (exit_signals.hpp).
 //
 // A profiler must never take the program down: bad options print a message and the program runs unprofiled;
 // hooks re-entered from inside the agent (the profiler allocating, the unwinder, the symbolizer) go straight to
 // the C library.
 #include "allocation_sampling.hpp"
+#include "exit_signals.hpp"
 
 #include "ojx/context_path_cache.hpp"
 #include "ojx/hardware/agent_options.hpp"
@@ -74,6 +76,14 @@ constexpr double heavy_tracking_per_second = 50000;
 
 agent* the_agent = nullptr;
 std::atomic<bool> active{false};
+
+// The profile is written once, by whichever comes first: the destructor at exit, or the agent's thread when a
+// caught signal ends the process. The other waits for it, at most profile_wait.
+enum profile_state : int { not_written, being_written, written };
+std::atomic<int> profile{written}; // not_written once profiling started
+constexpr long profile_wait_ms = 15000;
+void finish_profile();
+void write_profile();
 alignas(agent) unsigned char agent_storage[sizeof(agent)]; // never destroyed: threads may outlive exit()
 
 // Set while this thread runs agent code that may allocate; its allocations go straight to the C library.
@@ -292,7 +302,10 @@ std::vector<option_spec> preload_agent_options() {
         return;
     }
     pthread_key_create(&the_agent->thread_key, detach_thread);
-    pthread_atfork(nullptr, nullptr, [] { active.store(false); }); // the child is not profiled
+    pthread_atfork(nullptr, nullptr, [] { // the child is not profiled
+        active.store(false);
+        profile.store(written);
+    });
     const hardware_backend& backend = the_agent->session.backend();
     std::fprintf(stderr,
                  "ojx: profiling pid %d; sampler: %s; watchpoints: %s; memory reads: %s; signals: %s; allocation "
@@ -307,12 +320,34 @@ std::vector<option_spec> preload_agent_options() {
                         " bytes on average)").c_str(),
                  describe_agent_files(the_agent->files).c_str());
     the_agent->started = std::chrono::steady_clock::now();
+    profile.store(not_written, std::memory_order_release);
     active.store(true, std::memory_order_release);
+    if (auto error = preload::catch_exit_signals(finish_profile))
+        std::fprintf(stderr, "ojx: SIGTERM, SIGINT and SIGHUP will end the program without a profile: %s\n",
+                     error->c_str());
     attach_this_thread();
 }
 
 [[gnu::destructor]] void stop_agent() {
-    if (!active.exchange(false)) return;
+    finish_profile();
+    preload::await_exit_signal();
+}
+
+// Writes the profile, or waits (bounded) while another thread writes it.
+void finish_profile() {
+    int expected = not_written;
+    if (profile.compare_exchange_strong(expected, being_written)) {
+        write_profile();
+        profile.store(written, std::memory_order_release);
+        return;
+    }
+    const timespec millisecond{0, 1000000};
+    for (long waited = 0; profile.load(std::memory_order_acquire) != written && waited < profile_wait_ms; ++waited)
+        ::nanosleep(&millisecond, nullptr);
+}
+
+void write_profile() {
+    active.store(false);
     const agent_scope scope;
     agent& a = *the_agent;
     a.session.stop();

@@ -1,10 +1,10 @@
 // Programs that use the process in ways a profiler living inside it can break: they close descriptors they did not
 // open, own signals the profiler may also want, run signal handlers on a small alternate stack, block every signal
-// in a thread, change directory, and leave by _exit or abort. Each prints what it observed; the stress driver runs
+// in a thread, change directory, leave by _exit or abort, and end by a SIGTERM they raise themselves. Each prints what it observed; the stress driver runs
 // it with and without the agent and requires the same output, files and exit status.
 //
 // usage: hostile MODE [ARG]   (modes: closefds FILE, sigtrap, sigio, altstack, rtmin2, blocked, chdir DIR,
-//                              exit_underscore, abort)
+//                              exit_underscore, abort, raise_term)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -271,6 +271,31 @@ static int leave(int by_abort) {
     _exit(3);
 }
 
+static void signal_default(int number) { signal(number, SIG_DFL); }
+
+// ---- raise_term: a program's SIGTERM handler that cleans up, puts the default back and raises it again, reached
+// by a raise of its own: the process must end by SIGTERM at that raise, never run on past it (the native agent's
+// catcher stands in for the default once the handler puts it back).
+static void clean_up_and_reraise(int signal) {
+    static const char words[] = "raise_term: cleaning up\n";
+    if (write(1, words, sizeof words - 1) < 0) _exit(8);
+    signal_default(signal);
+    raise(signal);
+}
+
+static int raise_term(void) {
+    uint64_t sum = churn(5, default_work);
+    printf("raise_term: checksum %016llx\n", (unsigned long long)sum);
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = clean_up_and_reraise;
+    if (sigaction(SIGTERM, &action, NULL) != 0) return 1;
+    raise(SIGTERM);
+    static const char words[] = "raise_term: raise returned\n";
+    if (write(1, words, sizeof words - 1) < 0) _exit(8);
+    _exit(9);
+}
+
 int main(int argc, char** argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char* mode = argc > 1 ? argv[1] : "";
@@ -283,6 +308,7 @@ int main(int argc, char** argv) {
     if (strcmp(mode, "chdir") == 0 && argc > 2) return change_directory(argv[2]);
     if (strcmp(mode, "exit_underscore") == 0) return leave(0);
     if (strcmp(mode, "abort") == 0) return leave(1);
+    if (strcmp(mode, "raise_term") == 0) return raise_term();
     fprintf(stderr, "usage: hostile MODE [ARG]\n");
     return 2;
 }
