@@ -244,6 +244,12 @@ std::vector<option_spec> preload_agent_options() {
                      "allocation sampling: on average one allocation (at or above threshold) is tracked per this many "
                      "bytes allocated, its counts weighted so that they stay unbiased; 0: every allocation (exact "
                      "counts)"});
+    specs.push_back({"exit_signals", option_kind::choice, "profile",
+                     "SIGTERM, SIGINT and SIGHUP left at their default: profile (a thread of the agent's writes the "
+                     "profile, then the process ends by the signal) or untouched (no such thread, as for programs "
+                     "that must stay single-threaded, e.g. to unshare a user namespace; these signals then end the "
+                     "program without a profile)",
+                     {"profile", "untouched"}});
     specs.push_back({"unwinder", option_kind::choice, "auto",
                      "how allocation call stacks are unwound: libunwind (cached, fast), libgcc, or auto (libunwind "
                      "where libunwind8 is installed)",
@@ -322,9 +328,11 @@ std::vector<option_spec> preload_agent_options() {
     the_agent->started = std::chrono::steady_clock::now();
     profile.store(not_written, std::memory_order_release);
     active.store(true, std::memory_order_release);
-    if (auto error = preload::catch_exit_signals(finish_profile))
-        std::fprintf(stderr, "ojx: SIGTERM, SIGINT and SIGHUP will end the program without a profile: %s\n",
-                     error->c_str());
+    if (parsed.values.choice("exit_signals") == "profile") {
+        if (auto error = preload::catch_exit_signals(finish_profile))
+            std::fprintf(stderr, "ojx: SIGTERM, SIGINT and SIGHUP will end the program without a profile: %s\n",
+                         error->c_str());
+    }
     attach_this_thread();
 }
 

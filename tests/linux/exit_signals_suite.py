@@ -157,6 +157,26 @@ class Suite:
         children = [n for n in os.listdir(os.path.join(self.workdir, "fork-SIGTERM")) if n != "p.json"]
         self.check("the child left no profile", children == [], str(children))
 
+    def untouched_cases(self):
+        """exit_signals=untouched: the agent starts no thread of its own, and SIGTERM takes its default action."""
+        print("untouched-SIGTERM:")
+        d = self.fresh("untouched-SIGTERM")
+        path = os.path.join(d, "p.json")
+        env = self.env(path)
+        env["OJX_OPTIONS"] += ",exit_signals=untouched"
+        process = subprocess.Popen([self.program, "wait"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        line = process.stdout.readline()
+        with open(f"/proc/{process.pid}/status") as status:
+            threads = [int(row.split()[1]) for row in status if row.startswith("Threads:")]
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=LIMIT)
+        self.check("the program was ready", line.startswith("ready"), line)
+        self.check("one thread: the agent started none", threads == [1], str(threads))
+        self.check("SIGTERM ended it by the default action", process.returncode == -signal.SIGTERM,
+                   f"{describe(process.returncode)}; {err[-1500:]}")
+        self.check("no profile", not os.path.exists(path), "a profile was written")
+
     def timeout_cases(self):
         timeout = shutil.which("timeout")
         if timeout is None:
@@ -198,6 +218,7 @@ def main(argv):
     suite = Suite(agent, program, workdir)
     suite.wait_cases()
     suite.handler_cases()
+    suite.untouched_cases()
     suite.other_cases()
     suite.timeout_cases()
     for problem in suite.problems:
