@@ -36,8 +36,10 @@ namespace ojx {
 struct estimator_config {
     // No estimate is reported for a context with fewer comparisons than this.
     std::uint64_t min_comparisons = 20;
-    // Confidence level of the intervals for θ and α.
+    // Confidence level of the intervals for θ and α, and of the whole-object intervals.
     double confidence = 0.95;
+    // Whole-object evidence is a site's estimate once it has this many digested objects (site_estimate.hpp).
+    std::uint64_t min_digested_objects = 20;
 };
 
 struct replica_estimate {

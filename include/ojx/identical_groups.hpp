@@ -1,0 +1,294 @@
+// Identical groups among the whole objects digested at one allocation site: the histogram of their content
+// digests (objects and sampling weights per distinct content), which is the sufficient statistic of every
+// whole-object estimate, and the estimators computed from it — the share of objects in the largest identical
+// group with a confidence interval (a direct estimate of X_N/X), the identical-pair fraction (θ over all pairs,
+// not over the pairs comparisons happened to make), the number of distinct contents, and whether the largest
+// group is all zeros.
+//
+// Bounded memory. A site's table keeps at most `capacity` distinct contents, each with its exact counts: once a
+// content is kept, every later object with it is counted there. When the table is full, a new content takes the
+// place of a kept content seen only once (the one with the largest digest, a choice that does not depend on
+// arrival order), and from then on contents whose digest is at least the evicted one's are not kept; where every
+// kept content has been seen twice or more, new contents are not kept. An object whose content is not kept is
+// counted in `unkept`. Invariant: a content is either kept with all of its objects or not kept with none of them
+// (a content refused or evicted once is refused forever: the digest limit only falls, and a full table of
+// repeated contents never frees a place). So the kept groups are exact groups, and only the grouping of the
+// unkept objects is unknown: the largest group may be among them only if there are at least as many of them as
+// objects in the largest kept group, and the estimators widen their upper ends by what they might hold.
+//
+// Weights. An object may stand for 1/p objects (allocation sampling, a sweep's subsampling). Shares are weighted;
+// intervals use Kish's effective sample size (Σw)²/Σw². Where every object of the site was digested
+// (population known and reached), the shares are exact and the intervals collapse onto them (finite population
+// correction).
+//
+// Recording is allocation-free (the table is allocated with the site's whole-object evidence); summaries and
+// estimates allocate and are for reports.
+#pragma once
+
+#include "ojx/replica_bounds.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+namespace ojx {
+
+// One distinct content of a site and the objects that had it.
+struct content_group {
+    std::uint64_t digest = 0;
+    std::uint64_t objects = 0;
+    double weight = 0;         // Σ w over its objects
+    double weight_squared = 0; // Σ w²
+    bool all_zero = false;     // the content is all zero bytes
+
+    friend bool operator==(const content_group&, const content_group&) = default;
+};
+
+// The sufficient statistic of a site's identical groups. Summaries of disjoint sets of objects (threads,
+// processes, hosts) add up: kept contents by digest, unkept objects by count. The sum is exact for every content
+// kept by all the summaries that saw it; a content one summary kept and another counted as unkept is undercounted
+// by the latter's objects, which stay in `unkept_*` (and widen the upper ends as for one profile).
+struct identical_groups_summary {
+    std::vector<content_group> groups; // kept contents, ordered by digest
+    std::uint64_t unkept_objects = 0;
+    double unkept_weight = 0;
+    double unkept_weight_squared = 0;
+
+    std::uint64_t objects() const noexcept {
+        std::uint64_t n = unkept_objects;
+        for (const content_group& g : groups) n += g.objects;
+        return n;
+    }
+
+    identical_groups_summary& operator+=(const identical_groups_summary& other) {
+        std::vector<content_group> merged;
+        merged.reserve(groups.size() + other.groups.size());
+        std::size_t i = 0, j = 0;
+        while (i < groups.size() || j < other.groups.size()) {
+            if (j == other.groups.size() || (i < groups.size() && groups[i].digest < other.groups[j].digest)) {
+                merged.push_back(groups[i++]);
+            } else if (i == groups.size() || other.groups[j].digest < groups[i].digest) {
+                merged.push_back(other.groups[j++]);
+            } else {
+                content_group sum = groups[i++];
+                const content_group& more = other.groups[j++];
+                sum.objects += more.objects;
+                sum.weight += more.weight;
+                sum.weight_squared += more.weight_squared;
+                sum.all_zero = sum.all_zero && more.all_zero;
+                merged.push_back(sum);
+            }
+        }
+        groups = std::move(merged);
+        unkept_objects += other.unkept_objects;
+        unkept_weight += other.unkept_weight;
+        unkept_weight_squared += other.unkept_weight_squared;
+        return *this;
+    }
+};
+
+// The bounded table one site records into. Not thread-safe: callers serialize (the profiler's digest calls run
+// under the caller's lock).
+class identical_group_table {
+public:
+    explicit identical_group_table(std::size_t capacity)
+        : capacity_(std::max<std::size_t>(capacity, 1)),
+          digests_(std::make_unique<std::uint64_t[]>(capacity_)),
+          groups_(std::make_unique<content_group[]>(capacity_)) {}
+
+    std::size_t capacity() const noexcept { return capacity_; }
+    std::size_t kept() const noexcept { return used_; }
+
+    // One object with content `digest`, standing for `weight` objects. No allocation.
+    void record(std::uint64_t digest, bool all_zero, double weight) noexcept {
+        for (std::size_t i = 0; i < used_; ++i) {
+            if (digests_[i] == digest) {
+                add(groups_[i], weight);
+                return;
+            }
+        }
+        if (digest >= limit_) return unkept(weight);
+        std::size_t slot = used_;
+        if (used_ == capacity_) {
+            // Evict the kept content seen once with the largest digest, if it is larger than this one's.
+            std::size_t victim = capacity_;
+            for (std::size_t i = 0; i < used_; ++i)
+                if (groups_[i].objects == 1 && (victim == capacity_ || digests_[i] > digests_[victim])) victim = i;
+            if (victim == capacity_) return unkept(weight);
+            if (digests_[victim] < digest) {
+                limit_ = digest;
+                return unkept(weight);
+            }
+            limit_ = std::min(limit_, digests_[victim]);
+            unkept_objects_ += 1;
+            unkept_weight_ += groups_[victim].weight;
+            unkept_weight_squared_ += groups_[victim].weight_squared;
+            slot = victim;
+        } else {
+            ++used_;
+        }
+        digests_[slot] = digest;
+        groups_[slot] = content_group{digest, 0, 0, 0, all_zero};
+        add(groups_[slot], weight);
+    }
+
+    identical_groups_summary summary() const {
+        identical_groups_summary s;
+        s.groups.assign(groups_.get(), groups_.get() + used_);
+        std::sort(s.groups.begin(), s.groups.end(),
+                  [](const content_group& a, const content_group& b) { return a.digest < b.digest; });
+        s.unkept_objects = unkept_objects_;
+        s.unkept_weight = unkept_weight_;
+        s.unkept_weight_squared = unkept_weight_squared_;
+        return s;
+    }
+
+private:
+    static void add(content_group& g, double weight) noexcept {
+        g.objects += 1;
+        g.weight += weight;
+        g.weight_squared += weight * weight;
+    }
+
+    void unkept(double weight) noexcept {
+        unkept_objects_ += 1;
+        unkept_weight_ += weight;
+        unkept_weight_squared_ += weight * weight;
+    }
+
+    std::size_t capacity_;
+    std::unique_ptr<std::uint64_t[]> digests_; // apart from the groups: every record scans them
+    std::unique_ptr<content_group[]> groups_;
+    std::size_t used_ = 0;
+    std::uint64_t limit_ = std::numeric_limits<std::uint64_t>::max(); // contents with digest ≥ this are not kept
+    std::uint64_t unkept_objects_ = 0;
+    double unkept_weight_ = 0;
+    double unkept_weight_squared_ = 0;
+};
+
+struct identical_groups_estimate {
+    std::uint64_t objects = 0;         // digested
+    std::uint64_t unkept_objects = 0;  // digested, content not kept
+    double effective_objects = 0;      // Kish's (Σw)²/Σw², before the finite population correction
+    // The largest identical group: its share of the (weighted) objects, an interval for the site's true largest
+    // share X_N/X, its digested objects, whether its content is all zeros, and whether it is certainly the
+    // largest (fewer unkept objects than it has).
+    double largest_share = 0;
+    interval largest_share_ci{0, 1};
+    std::uint64_t largest_objects = 0;
+    bool largest_all_zero = false;
+    bool largest_certain = true;
+    std::size_t contenders = 0; // groups that could be the largest; the lower end is adjusted for choosing among them
+    // The fraction of pairs of objects that are identical, Σ(W_g² − Σw²)/(W² − Σw²) (unweighted: the U-statistic
+    // Σc(c−1)/(n(n−1))), and its interval. Unkept objects count as distinct in the point estimate; the upper end
+    // allows them to be one group.
+    double identical_pairs = 0;
+    interval identical_pairs_ci{0, 1};
+    // Distinct contents among the digested objects: exactly `distinct_low` when nothing is unkept, else between
+    // the two.
+    std::uint64_t distinct_low = 0;
+    std::uint64_t distinct_high = 0;
+};
+
+// The estimates from a summary at confidence level `confidence`. `population`: the number of objects the
+// digested ones were drawn from, when every object had weight 1 (no allocation sampling), 0 when unknown; where
+// the digested objects are all of them, the estimates are exact.
+inline identical_groups_estimate estimate_identical_groups(const identical_groups_summary& s, double confidence,
+                                                           std::uint64_t population = 0) {
+    identical_groups_estimate e;
+    e.objects = s.objects();
+    e.unkept_objects = s.unkept_objects;
+    if (e.objects == 0) return e;
+    double w = s.unkept_weight, q = s.unkept_weight_squared;
+    for (const content_group& g : s.groups) {
+        w += g.weight;
+        q += g.weight_squared;
+    }
+    if (!(w > 0) || !(q > 0)) return e;
+    e.effective_objects = w * w / q;
+    // Finite population correction: the variance of a share shrinks by (N − n)/(N − 1); at n = N it is 0.
+    double effective = e.effective_objects;
+    if (population >= e.objects && population > 1) {
+        const double remaining = static_cast<double>(population - e.objects) / static_cast<double>(population - 1);
+        effective = remaining > 0 ? effective / remaining : std::numeric_limits<double>::infinity();
+    }
+    const double z = normal_quantile_two_sided(confidence);
+
+    const content_group* largest = nullptr;
+    for (const content_group& g : s.groups)
+        if (largest == nullptr || g.weight > largest->weight) largest = &g; // ties: the smallest digest
+    double pair_weight = 0, cubes = 0, squares = 0;
+    for (const content_group& g : s.groups) {
+        const double p = g.weight / w;
+        pair_weight += g.weight * g.weight - g.weight_squared;
+        squares += p * p;
+        cubes += p * p * p;
+    }
+    e.distinct_low = s.groups.size() + (s.unkept_objects > 0 ? 1 : 0);
+    e.distinct_high = s.groups.size() + s.unkept_objects;
+
+    // The largest share. Its upper end needs no adjustment: the truly largest group's observed share is at most
+    // the observed largest one, and Wilson's upper end grows with the share. Its lower end does: the observed
+    // largest group is chosen for being large, and where several groups are of similar size its share is biased
+    // upwards. The lower end is therefore Wilson's at the Bonferroni level over the groups that could be the
+    // largest (those whose upper end reaches the largest one's lower end), and for the share without one of its
+    // objects: a group seen once among many small ones was chosen by that one object alone, and says nothing
+    // (lower end 0, or 1/N — its object is certainly one of the N). Every group's objects are certainly in the
+    // population, so the lower end is at least the largest count over N where N is known.
+    if (largest != nullptr) {
+        e.largest_share = std::clamp(largest->weight / w, 0.0, 1.0);
+        e.largest_objects = largest->objects;
+        e.largest_all_zero = largest->all_zero;
+        const interval plain = wilson_interval_fractional(e.largest_share, effective, z);
+        for (const content_group& g : s.groups)
+            if (wilson_interval_fractional(g.weight / w, effective, z).high >= plain.low) ++e.contenders;
+        const double adjusted_level =
+            1 - (1 - confidence) / static_cast<double>(std::max<std::size_t>(e.contenders, 1));
+        const double chosen_without_one =
+            std::isfinite(effective)
+                ? std::max(0.0, largest->weight - largest->weight / static_cast<double>(largest->objects)) / w
+                : e.largest_share;
+        double low =
+            wilson_interval_fractional(chosen_without_one, effective, normal_quantile_two_sided(adjusted_level)).low;
+        if (population > 0)
+            low = std::max(low, static_cast<double>(largest->objects) / static_cast<double>(population));
+        e.largest_share_ci = {std::min(low, e.largest_share), plain.high};
+    } else {
+        e.largest_share_ci = {0, 0};
+    }
+    e.largest_certain = s.unkept_objects < e.largest_objects;
+    if (s.unkept_objects > 0) {
+        // The unkept objects may be one group, larger than every kept one.
+        const double unkept_share = std::clamp(s.unkept_weight / w, 0.0, 1.0);
+        e.largest_share_ci.high =
+            std::max(e.largest_share_ci.high, wilson_interval_fractional(unkept_share, effective, z).high);
+    }
+
+    // The identical-pair fraction: the weighted U-statistic and a Wilson interval at the number of independent
+    // pairs its variance implies. The U-statistic's variance is ≈ 4(Σp³ − (Σp²)²)/n + 2Σp²(1 − Σp²)/n²; where
+    // that says nothing (a fraction of 0 or 1), ⌊n/2⌋ disjoint pairs are what the data hold.
+    const double all_pairs = w * w - q;
+    e.identical_pairs = all_pairs > 0 ? std::clamp(pair_weight / all_pairs, 0.0, 1.0) : 0;
+    const double theta = e.identical_pairs;
+    double pairs = effective / 2;
+    if (theta > 0 && theta < 1 && std::isfinite(effective)) {
+        const double variance = 4 * std::max(0.0, cubes - squares * squares) / effective +
+                                2 * squares * (1 - squares) / (effective * effective);
+        if (variance > 0) pairs = theta * (1 - theta) / variance;
+    }
+    if (std::isfinite(effective)) pairs = std::clamp(pairs, 1.0, std::max(1.0, effective * (effective - 1) / 2));
+    e.identical_pairs_ci = wilson_interval_fractional(theta, pairs, z);
+    if (s.unkept_objects > 1 && all_pairs > 0) {
+        const double unkept_pairs = s.unkept_weight * s.unkept_weight - s.unkept_weight_squared;
+        e.identical_pairs_ci.high =
+            std::min(1.0, std::max(e.identical_pairs_ci.high,
+                                   wilson_interval_fractional((pair_weight + unkept_pairs) / all_pairs, pairs, z).high));
+    }
+    return e;
+}
+
+} // namespace ojx

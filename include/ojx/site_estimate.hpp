@@ -1,0 +1,75 @@
+// One estimate per allocation site from two kinds of evidence: comparisons (access samples and watchpoint or
+// at-sample comparisons: θ, α and the bounds ω..γ) and whole objects (digested whole: the largest identical
+// group's share with its interval, and the exact identical-pair fraction). Each number says which it rests on.
+//
+// The rule: whole objects where the site has at least `min_digested_objects` digested objects — they measure the
+// largest group directly, and are not inflated by near-replicas that compare equal at most places — otherwise
+// comparisons where they are enough for an estimate (`min_comparisons`), otherwise none.
+#pragma once
+
+#include "ojx/identical_groups.hpp"
+#include "ojx/replica_bounds.hpp"
+#include "ojx/replica_estimator.hpp"
+
+#include <cmath>
+#include <cstdint>
+
+namespace ojx {
+
+enum class evidence_basis : std::uint8_t {
+    none,          // too little of either kind
+    comparisons,   // sampled comparisons: bounds ω..γ, A = (θ − α)/(1 − α)
+    whole_objects, // objects digested whole: the largest group measured
+};
+
+inline const char* evidence_basis_name(evidence_basis basis) noexcept {
+    switch (basis) {
+    case evidence_basis::comparisons: return "comparisons";
+    case evidence_basis::whole_objects: return "whole_objects";
+    case evidence_basis::none: break;
+    }
+    return "none";
+}
+
+struct site_estimate {
+    evidence_basis basis = evidence_basis::none;
+    // The share of the site's objects in its largest identical group, X_N/X: a point and interval from whole
+    // objects; from comparisons only the interval [ω, γ] (the point is NaN).
+    double largest_share = NAN;
+    interval largest_share_ci{0, 1};
+    // The fraction of pairs of the site's objects that are identical: the U-statistic from whole objects, or
+    // (θ − α)/(1 − α) from comparisons, with θ's and α's intervals carried in.
+    double identical_pairs = NAN;
+    interval identical_pairs_ci{0, 1};
+
+    bool reported() const noexcept { return basis != evidence_basis::none; }
+};
+
+inline site_estimate combine_estimates(const replica_estimate& comparisons, const identical_groups_estimate& whole,
+                                       const estimator_config& config) noexcept {
+    site_estimate e;
+    if (whole.objects > 0 && whole.objects >= config.min_digested_objects) {
+        e.basis = evidence_basis::whole_objects;
+        e.largest_share = whole.largest_share;
+        e.largest_share_ci = whole.largest_share_ci;
+        e.identical_pairs = whole.identical_pairs;
+        e.identical_pairs_ci = whole.identical_pairs_ci;
+    } else if (comparisons.reported) {
+        e.basis = evidence_basis::comparisons;
+        e.largest_share_ci = {comparisons.omega, comparisons.gamma};
+        e.identical_pairs = identical_pair_fraction(comparisons.theta, comparisons.alpha);
+        e.identical_pairs_ci = {identical_pair_fraction(comparisons.theta_ci.low, comparisons.alpha_ci.high),
+                                identical_pair_fraction(comparisons.theta_ci.high, comparisons.alpha_ci.low)};
+    }
+    return e;
+}
+
+// The order reports list sites in: sites with an estimate first, then by the lower end of the largest group's
+// share (what a fix is sure to save), then its upper end.
+inline bool ranks_before(const site_estimate& a, const site_estimate& b) noexcept {
+    if (a.reported() != b.reported()) return a.reported();
+    if (a.largest_share_ci.low != b.largest_share_ci.low) return a.largest_share_ci.low > b.largest_share_ci.low;
+    return a.largest_share_ci.high > b.largest_share_ci.high;
+}
+
+} // namespace ojx

@@ -1,0 +1,255 @@
+// Whole-object evidence as units: fingerprints of objects read through a memory policy, the bounded identical-group
+// table (exact for what it keeps, merged exactly), the near-replica families, and the largest-share and
+// identical-pair estimators checked statistically against populations of known structure (many seeds; the
+// intervals are 95 % ones and must cover the truth in ≥ 92 % of draws, which 400 draws tell apart from 95 % within
+// about 2.5 standard errors).
+#include "ojx/emulation/synthetic_heap.hpp"
+#include "ojx/identical_groups.hpp"
+#include "ojx/near_replicas.hpp"
+#include "ojx/object_contents.hpp"
+#include "ojx/random.hpp"
+#include "ojx/site_estimate.hpp"
+#include "ojx/whole_object_evidence.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <numeric>
+#include <vector>
+
+using namespace ojx;
+
+namespace {
+
+object_fingerprint fingerprint_of(const std::vector<std::uint64_t>& words) {
+    emulation::synthetic_heap heap(1 << 20);
+    const address at = *heap.allocate(words.size() * 8);
+    heap.write(at, words.data(), words.size() * 8);
+    object_fingerprint f;
+    REQUIRE(fingerprint_object(heap, at, words.size() * 8, f));
+    return f;
+}
+
+std::vector<std::uint64_t> random_words(fast_random& rng, std::size_t n) {
+    std::vector<std::uint64_t> words(n);
+    for (auto& w : words) w = rng() | 1;
+    return words;
+}
+
+} // namespace
+
+TEST_CASE("a fingerprint tells identical objects, near-replicas and zeros apart") {
+    fast_random rng(3);
+    const auto row = random_words(rng, 2048); // 16 KiB: blocks of 64 words
+    auto same = row;
+    auto near = row;
+    for (int k = 0; k < 8; ++k) near[static_cast<std::size_t>(k) * 256 + 5] ^= 1; // 8 of 2048 elements, 8 blocks
+    const auto a = fingerprint_of(row), b = fingerprint_of(same), c = fingerprint_of(near);
+    REQUIRE(a.digest == b.digest);
+    REQUIRE(a.blocks == b.blocks);
+    REQUIRE(a.digest != c.digest);
+    REQUIRE(shared_blocks(a, c) == fingerprint_blocks - 8);
+    REQUIRE_FALSE(a.all_zero);
+    REQUIRE(fingerprint_of(std::vector<std::uint64_t>(128, 0)).all_zero);
+    // A size that is no multiple of the block count: 1000 bytes, blocks of 32 bytes, the last ones empty.
+    std::vector<std::uint64_t> odd(125, 7);
+    const auto o = fingerprint_of(odd);
+    odd[124] = 8;
+    REQUIRE(shared_blocks(o, fingerprint_of(odd)) == fingerprint_blocks - 1);
+    // Sizes differ: never near.
+    REQUIRE(shared_blocks(a, fingerprint_of(random_words(rng, 1024))) == 0);
+    // Outside readable memory: no fingerprint.
+    emulation::synthetic_heap heap(4096);
+    object_fingerprint f;
+    REQUIRE_FALSE(fingerprint_object(heap, heap.base() + 2048, 4096, f));
+}
+
+TEST_CASE("the group table is exact for what it keeps, past its capacity too") {
+    // 50 contents: 10 repeated ones (5 objects each) and 40 seen once, through a table of 16.
+    fast_random rng(11);
+    std::vector<std::uint64_t> stream;
+    for (std::uint64_t g = 0; g < 10; ++g) stream.insert(stream.end(), 5, rng());
+    for (int s = 0; s < 40; ++s) stream.push_back(rng());
+    for (std::size_t i = stream.size(); i > 1; --i) std::swap(stream[i - 1], stream[rng.below(i)]);
+    identical_group_table table(16);
+    for (const std::uint64_t d : stream) table.record(d, false, 1);
+    const identical_groups_summary s = table.summary();
+    REQUIRE(s.objects() == stream.size());
+    REQUIRE(s.groups.size() <= 16);
+    REQUIRE(s.unkept_objects > 0);
+    // Every kept content holds all of its objects.
+    for (const content_group& g : s.groups)
+        REQUIRE(g.objects == static_cast<std::uint64_t>(std::count(stream.begin(), stream.end(), g.digest)));
+    const auto e = estimate_identical_groups(s, 0.95, stream.size());
+    REQUIRE(e.distinct_low <= 50);
+    REQUIRE(e.distinct_high >= 50);
+    REQUIRE(e.largest_share_ci.contains(5.0 / 50));
+}
+
+TEST_CASE("summaries merge exactly: the sum is the summary of all the objects") {
+    fast_random rng(5);
+    identical_group_table all(256), left(256), right(256);
+    for (int i = 0; i < 300; ++i) {
+        const std::uint64_t d = rng.below(40) * 0x9e3779b97f4a7c15ULL;
+        const double w = 1 + static_cast<double>(rng.below(3));
+        all.record(d, false, w);
+        (i % 3 == 0 ? left : right).record(d, false, w);
+    }
+    identical_groups_summary merged = left.summary();
+    merged += right.summary();
+    REQUIRE(merged.groups == all.summary().groups);
+    identical_groups_summary other_order = right.summary();
+    other_order += left.summary();
+    REQUIRE(other_order.groups == merged.groups);
+}
+
+TEST_CASE("with every object digested the estimates are exact") {
+    identical_groups_summary s;
+    s.groups = {{1, 60, 60, 60, true}, {2, 30, 30, 30, false}, {3, 10, 10, 10, false}};
+    const auto e = estimate_identical_groups(s, 0.95, 100);
+    REQUIRE(e.largest_share == Approx(0.6));
+    REQUIRE(e.largest_share_ci.low == Approx(0.6));
+    REQUIRE(e.largest_share_ci.high == Approx(0.6));
+    REQUIRE(e.largest_all_zero);
+    const double pairs = (60.0 * 59 + 30 * 29 + 10 * 9) / (100.0 * 99);
+    REQUIRE(e.identical_pairs == Approx(pairs));
+    REQUIRE(e.identical_pairs_ci.low == Approx(pairs));
+    REQUIRE(e.identical_pairs_ci.high == Approx(pairs));
+    REQUIRE(e.distinct_low == 3);
+    REQUIRE(e.distinct_high == 3);
+    // The same objects as a sample of an unknown population: an interval around the same point.
+    const auto sample = estimate_identical_groups(s, 0.95);
+    REQUIRE(sample.largest_share_ci.low < 0.6);
+    REQUIRE(sample.largest_share_ci.high > 0.6);
+}
+
+namespace {
+
+struct population_shape {
+    const char* name;
+    std::vector<std::uint32_t> groups; // sizes; the rest of `size` are distinct singletons
+    std::uint32_t size;
+};
+
+// Draws `sampled` of the population without replacement, each with weight `weight`, and returns how often the
+// intervals covered the truth.
+struct coverage_count {
+    int largest = 0, pairs = 0, draws = 0;
+};
+
+coverage_count sample_coverage(const population_shape& shape, std::uint32_t sampled, bool weighted, int seeds) {
+    std::vector<std::uint64_t> population;
+    std::uint64_t largest = 0;
+    double pair_sum = 0;
+    for (std::size_t g = 0; g < shape.groups.size(); ++g) {
+        population.insert(population.end(), shape.groups[g], g + 1);
+        largest = std::max<std::uint64_t>(largest, shape.groups[g]);
+        pair_sum += static_cast<double>(shape.groups[g]) * (shape.groups[g] - 1.0);
+    }
+    for (std::uint64_t s = population.size(); s < shape.size; ++s) population.push_back(1000 + s);
+    if (largest == 0) largest = 1;
+    const double n = shape.size;
+    const double true_largest = static_cast<double>(largest) / n, true_pairs = pair_sum / (n * (n - 1));
+    coverage_count c;
+    for (int seed = 1; seed <= seeds; ++seed) {
+        fast_random rng(static_cast<std::uint64_t>(seed) * 7919);
+        std::vector<std::uint64_t> order = population;
+        for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+        identical_group_table table(512);
+        // Weighted: a population that allocation sampling thinned; every sampled object stands for 4.
+        for (std::uint32_t i = 0; i < sampled; ++i) table.record(order[i] * 0x9e3779b97f4a7c15ULL, false, weighted ? 4 : 1);
+        const auto e = estimate_identical_groups(table.summary(), 0.95, weighted ? 0 : shape.size);
+        ++c.draws;
+        c.largest += e.largest_share_ci.contains(true_largest) ? 1 : 0;
+        c.pairs += e.identical_pairs_ci.contains(true_pairs) ? 1 : 0;
+    }
+    return c;
+}
+
+} // namespace
+
+TEST_CASE("the largest-share and identical-pair intervals cover the truth at their level", "[statistical]") {
+    const std::vector<population_shape> shapes = {
+        {"one group of 70%", {1400}, 2000},
+        {"two equal groups", {800, 800}, 2000},
+        {"five equal groups", {300, 300, 300, 300, 300}, 2000},
+        {"50/30/20", {1000, 600, 400}, 2000},
+        {"20 groups of 5%", std::vector<std::uint32_t>(20, 100), 2000},
+        {"10% and singletons", {200}, 2000},
+        {"all distinct", {}, 2000},
+        {"all identical", {2000}, 2000},
+    };
+    int largest = 0, pairs = 0, draws = 0;
+    std::printf("%-22s %8s %8s %8s\n", "shape", "sample", "largest", "pairs");
+    for (const auto& shape : shapes) {
+        for (const std::uint32_t sampled : {60u, 400u}) {
+            for (const bool weighted : {false, true}) {
+                const auto c = sample_coverage(shape, sampled, weighted, 200);
+                std::printf("%-22s %5u%s %7.1f%% %7.1f%%\n", shape.name, sampled, weighted ? "w" : " ",
+                            100.0 * c.largest / c.draws, 100.0 * c.pairs / c.draws);
+                // Per configuration: no worse than 88 % (200 draws: 95 % less 3 standard errors).
+                CHECK(c.largest >= 0.88 * c.draws);
+                CHECK(c.pairs >= 0.88 * c.draws);
+                largest += c.largest;
+                pairs += c.pairs;
+                draws += c.draws;
+            }
+        }
+    }
+    // Pooled over 6400 draws: at least 93 %.
+    REQUIRE(largest >= 0.93 * draws);
+    REQUIRE(pairs >= 0.93 * draws);
+}
+
+TEST_CASE("near-replicas form a family of their own and are not identical") {
+    fast_random rng(17);
+    const auto pattern = random_words(rng, 2048);
+    near_replica_table near(8);
+    identical_group_table groups(256);
+    for (int i = 0; i < 50; ++i) {
+        auto row = pattern;
+        for (int k = 0; k < 8; ++k) row[rng.below(row.size())] = rng(); // 8 of 2048 elements differ
+        const auto f = fingerprint_of(row);
+        near.record(f);
+        groups.record(f.digest, f.all_zero, 1);
+    }
+    // Controls: distinct dense rows join no family.
+    for (int i = 0; i < 10; ++i) near.record(fingerprint_of(random_words(rng, 2048)));
+    const auto e = estimate_near_replicas(near.summary(), 60);
+    REQUIRE(e.found);
+    REQUIRE(e.near == 49);
+    REQUIRE(e.members == 50);
+    REQUIRE(e.shared_fraction >= 0.5);
+    REQUIRE(e.shared_fraction <= 31.0 / 32);
+    const auto identical = estimate_identical_groups(groups.summary(), 0.95, 50);
+    REQUIRE(identical.largest_objects == 1);
+    REQUIRE(identical.identical_pairs == 0);
+    // Two halves merged: one family again.
+    near_replica_summary a = near.summary(), b = near.summary();
+    a += b;
+    REQUIRE(estimate_near_replicas(a, 120).near == 98);
+}
+
+TEST_CASE("the combined estimate says which evidence it rests on") {
+    const estimator_config config{.min_comparisons = 20, .confidence = 0.95, .min_digested_objects = 20};
+    replica_estimate comparisons;
+    comparisons.reported = true;
+    comparisons.omega = 0.3;
+    comparisons.gamma = 0.8;
+    comparisons.theta = 0.5;
+    identical_groups_estimate whole;
+    whole.objects = 10;
+    REQUIRE(combine_estimates(comparisons, whole, config).basis == evidence_basis::comparisons);
+    REQUIRE(combine_estimates(comparisons, whole, config).largest_share_ci == interval{0.3, 0.8});
+    whole.objects = 20;
+    whole.largest_share = 0.4;
+    whole.largest_share_ci = {0.3, 0.5};
+    const site_estimate e = combine_estimates(comparisons, whole, config);
+    REQUIRE(e.basis == evidence_basis::whole_objects);
+    REQUIRE(e.largest_share == 0.4);
+    comparisons.reported = false;
+    whole.objects = 5;
+    REQUIRE(combine_estimates(comparisons, whole, config).basis == evidence_basis::none);
+}
