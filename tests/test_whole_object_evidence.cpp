@@ -107,7 +107,7 @@ TEST_CASE("summaries merge exactly: the sum is the summary of all the objects") 
 
 TEST_CASE("with every object digested the estimates are exact") {
     identical_groups_summary s;
-    s.groups = {{1, 60, 60, 60, true}, {2, 30, 30, 30, false}, {3, 10, 10, 10, false}};
+    s.groups = {{1, 60, 60, 60, 1, true}, {2, 30, 30, 30, 1, false}, {3, 10, 10, 10, 1, false}};
     const auto e = estimate_identical_groups(s, 0.95, 100);
     REQUIRE(e.largest_share == Approx(0.6));
     REQUIRE(e.largest_share_ci.low == Approx(0.6));

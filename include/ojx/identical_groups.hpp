@@ -43,6 +43,7 @@ struct content_group {
     std::uint64_t objects = 0;
     double weight = 0;         // Σ w over its objects
     double weight_squared = 0; // Σ w²
+    double heaviest = 0;       // max w
     bool all_zero = false;     // the content is all zero bytes
 
     friend bool operator==(const content_group&, const content_group&) = default;
@@ -79,6 +80,7 @@ struct identical_groups_summary {
                 sum.objects += more.objects;
                 sum.weight += more.weight;
                 sum.weight_squared += more.weight_squared;
+                sum.heaviest = std::max(sum.heaviest, more.heaviest);
                 sum.all_zero = sum.all_zero && more.all_zero;
                 merged.push_back(sum);
             }
@@ -132,7 +134,7 @@ public:
             ++used_;
         }
         digests_[slot] = digest;
-        groups_[slot] = content_group{digest, 0, 0, 0, all_zero};
+        groups_[slot] = content_group{digest, 0, 0, 0, 0, all_zero};
         add(groups_[slot], weight);
     }
 
@@ -152,6 +154,7 @@ private:
         g.objects += 1;
         g.weight += weight;
         g.weight_squared += weight * weight;
+        g.heaviest = std::max(g.heaviest, weight);
     }
 
     void unkept(double weight) noexcept {
@@ -235,9 +238,10 @@ inline identical_groups_estimate estimate_identical_groups(const identical_group
     // the observed largest one, and Wilson's upper end grows with the share. Its lower end does: the observed
     // largest group is chosen for being large, and where several groups are of similar size its share is biased
     // upwards. The lower end is therefore Wilson's at the Bonferroni level over the groups that could be the
-    // largest (those whose upper end reaches the largest one's lower end), and for the share without one of its
-    // objects: a group seen once among many small ones was chosen by that one object alone, and says nothing
-    // (lower end 0, or 1/N — its object is certainly one of the N). Every group's objects are certainly in the
+    // largest (those whose upper end reaches the largest one's lower end), and for the share without its heaviest
+    // object: a group seen once among many small ones was chosen by that one object alone, and says nothing
+    // (lower end 0, or 1/N — its object is certainly one of the N); where weights differ, one heavy object can
+    // make a small group the largest, which Kish's effective size alone does not capture. Every group's objects are certainly in the
     // population, so the lower end is at least the largest count over N where N is known.
     if (largest != nullptr) {
         e.largest_share = std::clamp(largest->weight / w, 0.0, 1.0);
@@ -250,7 +254,7 @@ inline identical_groups_estimate estimate_identical_groups(const identical_group
             1 - (1 - confidence) / static_cast<double>(std::max<std::size_t>(e.contenders, 1));
         const double chosen_without_one =
             std::isfinite(effective)
-                ? std::max(0.0, largest->weight - largest->weight / static_cast<double>(largest->objects)) / w
+                ? std::max(0.0, largest->weight - largest->heaviest) / w
                 : e.largest_share;
         double low =
             wilson_interval_fractional(chosen_without_one, effective, normal_quantile_two_sided(adjusted_level)).low;

@@ -7,7 +7,10 @@
 //                                   if it is a later, different object than a remembered one of the same
 //                                   context, watch it at the remembered offsets;
 //   watchpoint trap                 compare the remembered value (and the digest of the window around it) with
-//                                   what is there now, and count the comparison for the context.
+//                                   what is there now, and count the comparison for the context;
+//   whole-object digest             at a moment no sample has to land on it (free(), exit, a collection's start),
+//                                   digest a tracked object whole into its context's identical groups and
+//                                   near-replica families (whole_object_evidence.hpp).
 //
 // Memory is bounded: per context a fixed number of remembered objects and probes (allocated when the context
 // is first seen), a fixed pool of watchpoints, a fixed table of access contexts. Nothing on the sample or trap
@@ -23,8 +26,10 @@
 #include "ojx/random.hpp"
 #include "ojx/replica_estimator.hpp"
 #include "ojx/sampler.hpp"
+#include "ojx/site_estimate.hpp"
 #include "ojx/types.hpp"
 #include "ojx/watchpoint_pool.hpp"
+#include "ojx/whole_object_evidence.hpp"
 
 #include <algorithm>
 #include <array>
@@ -81,6 +86,10 @@ struct profiler_config {
     std::uint64_t allocation_sampling_interval = 0;
     std::uint64_t seed = 1;
     estimator_config estimator{};
+    // Whole-object evidence: the tables each context gets when its first object is digested, and the bytes per
+    // second digest_at_death may read (0: no limit; digest_tracked_objects takes its budget per call).
+    whole_object_config whole_objects{};
+    std::uint64_t death_digest_bytes_per_second = 0;
 };
 
 // `config` as a backend runs it: an unset companion_probe becomes on exactly where pairs are compared at the sample.
@@ -115,6 +124,11 @@ struct profiler_stats {
     std::uint64_t traps_stale = 0;        // no watch in that slot, or its object is no longer there
     std::uint64_t traps_stores_ignored = 0;
     std::uint64_t comparisons = 0;
+    // Whole-object digests (digest_at_death, digest_tracked_objects).
+    std::uint64_t objects_digested = 0;
+    std::uint64_t bytes_digested = 0;
+    std::uint64_t digests_skipped_budget = 0; // offered, not drawn by the budget's subsampling (or past its cap)
+    std::uint64_t digests_unreadable = 0;     // the object's memory could not be read
 };
 
 // One allocation context's part of the report.
@@ -125,7 +139,11 @@ struct context_report {
     std::uint64_t bytes = 0;
     context_allocations allocated; // JP's metrics: instances per type, arrays and their elements
     evidence_summary evidence; // what the estimate is computed from; profiles carry it so that they merge
-    replica_estimate estimate;
+    replica_estimate estimate; // from comparisons
+    whole_object_summary whole; // objects digested whole; profiles carry it so that they merge
+    identical_groups_estimate identical; // from `whole`
+    near_replica_estimate near;          // from `whole`
+    site_estimate combined; // the site's estimate, from whichever evidence the rule picks (site_estimate.hpp)
     struct access {
         context_id context = no_context;
         std::uint64_t samples = 0;
@@ -133,8 +151,8 @@ struct context_report {
     std::vector<access> accesses; // most sampled first
 };
 
-// What a profile says: contexts sorted by replication evidence (ω, then θ, then comparisons; contexts without
-// an estimate last), and the run's counters.
+// What a profile says: contexts sorted by their combined estimate (ranks_before in site_estimate.hpp; contexts
+// without an estimate last), and the run's counters.
 struct replica_report {
     std::vector<context_report> contexts;
     profiler_stats stats;
@@ -187,6 +205,10 @@ public:
                c.remembered_objects * (sizeof(std::uint64_t) + sizeof(remembered_object)) +
                c.remembered_objects * c.probes_per_object * sizeof(probe) +
                c.access_contexts_per_context * sizeof(context_report::access);
+    }
+    // And what a context costs once its first object is digested whole.
+    static std::size_t whole_object_bytes_per_context(const profiler_config& config) noexcept {
+        return whole_object_evidence::bytes_for(config.whole_objects);
     }
 
     // A new object [begin, begin + size) allocated in `context`. May allocate (first object of a context).
@@ -351,6 +373,99 @@ public:
         ++stats_.comparisons;
     }
 
+    // Whole-object evidence. Each tracked object is offered once: at its death (digest_at_death), or at the first
+    // sweep after its allocation (digest_tracked_objects), whichever comes first; a sweep offers only objects
+    // allocated since the previous one. Counting an object at its first moment, not its last, keeps the
+    // histograms add-only (no per-object digest kept, nothing to take back), and where the caller sees deaths
+    // (native free()) that first moment is the last. Not signal-safe, and not concurrent with any other event:
+    // call under the lock that serializes allocation and free events. No allocation, except a context's tables at
+    // its first digested object.
+    enum class digest_outcome {
+        digested,
+        untracked,      // no tracked object starts at `begin`
+        offered_before, // a sweep since its allocation offered it already (or it was just digested)
+        over_budget,    // not drawn by the per-second budget's subsampling
+        unreadable,     // its memory could not be read
+    };
+
+    // At an object's death, before on_free: digests the tracked object that starts at `begin`. `now_ns`: a
+    // monotonic clock in nanoseconds, for death_digest_bytes_per_second. Each second's objects are drawn with one
+    // probability, min(1, budget / bytes offered the second before), and weighted by its inverse, so that the
+    // budget subsamples every site alike; a burst past twice the budget within a second is skipped.
+    digest_outcome digest_at_death(address begin, std::uint64_t now_ns = 0) {
+        const auto found = objects_.lookup(begin);
+        if (found.status != lookup_status::found || found.value.begin != begin) return digest_outcome::untracked;
+        const object_info& info = found.value.payload;
+        if (info.serial <= swept_through_ || info.serial == last_death_digest_) return digest_outcome::offered_before;
+        last_death_digest_ = info.serial;
+        const std::uint64_t size = found.value.end - found.value.begin;
+        double inclusion = 1;
+        if (const std::uint64_t budget = config_.death_digest_bytes_per_second; budget != 0) {
+            if (now_ns - death_window_start_ >= 1'000'000'000ULL) {
+                death_inclusion_ = death_window_offered_ > budget
+                                       ? static_cast<double>(budget) / static_cast<double>(death_window_offered_)
+                                       : 1;
+                death_window_start_ = now_ns;
+                death_window_offered_ = 0;
+                death_window_digested_ = 0;
+            }
+            death_window_offered_ += size;
+            inclusion = death_inclusion_;
+            if ((inclusion < 1 && !(rng_.unit() < inclusion)) || death_window_digested_ + size > 2 * budget) {
+                ++stats_.digests_skipped_budget;
+                return digest_outcome::over_budget;
+            }
+            death_window_digested_ += size;
+        }
+        return digest(found.value.begin, size, info, 1 / inclusion);
+    }
+
+    struct sweep_result {
+        std::uint64_t offered = 0;  // tracked objects allocated since the previous sweep
+        std::uint64_t digested = 0;
+        std::uint64_t skipped = 0;  // not drawn by the budget
+        std::uint64_t unreadable = 0;
+        std::uint64_t bytes = 0;    // digested
+    };
+
+    // A sweep (exit, a collection's start before anything moves): digests the tracked objects allocated since
+    // the previous sweep, reading about `byte_budget` bytes (0: no limit). Where they hold more, each is drawn
+    // with the same probability, budget / their bytes, and weighted by its inverse: a fair subsample within every
+    // site, without ordering the objects (no allocation); a draw past twice the budget stops at it.
+    sweep_result digest_tracked_objects(std::uint64_t byte_budget = 0) {
+        sweep_result result;
+        const std::uint64_t since = swept_through_;
+        std::uint64_t offered_bytes = 0;
+        objects_.for_each([&](const auto& object) {
+            if (object.payload.serial <= since) return;
+            ++result.offered;
+            offered_bytes += object.end - object.begin;
+        });
+        const double inclusion = byte_budget == 0 || offered_bytes <= byte_budget
+                                     ? 1
+                                     : static_cast<double>(byte_budget) / static_cast<double>(offered_bytes);
+        objects_.for_each([&](const auto& object) {
+            if (object.payload.serial <= since) return;
+            const std::uint64_t size = object.end - object.begin;
+            if ((inclusion < 1 && !(rng_.unit() < inclusion)) ||
+                (byte_budget != 0 && result.bytes + size > 2 * byte_budget)) {
+                ++result.skipped;
+                ++stats_.digests_skipped_budget;
+                return;
+            }
+            switch (digest(object.begin, size, object.payload, 1 / inclusion)) {
+            case digest_outcome::digested:
+                ++result.digested;
+                result.bytes += size;
+                break;
+            case digest_outcome::unreadable: ++result.unreadable; break;
+            default: break;
+            }
+        });
+        swept_through_ = next_serial_;
+        return result;
+    }
+
     // The evidence of one allocation context (for tools and tests).
     const replica_evidence* evidence(context_id context) const noexcept {
         const context_state* state = existing_state(context);
@@ -372,6 +487,13 @@ public:
                 entry.allocated = state.allocated;
                 entry.evidence = state.evidence.summary();
                 entry.estimate = estimate_replicas(state.objects, entry.evidence, config_.estimator);
+                if (state.whole) entry.whole = state.whole->summary();
+                // Every tracked object has weight 1 only without allocation sampling; then they are the population.
+                entry.identical = estimate_identical_groups(
+                    entry.whole.identical, config_.estimator.confidence,
+                    config_.allocation_sampling_interval == 0 ? state.objects : 0);
+                entry.near = estimate_near_replicas(entry.whole.near, entry.whole.objects());
+                entry.combined = combine_estimates(entry.estimate, entry.identical, config_.estimator);
                 entry.accesses.assign(state.accesses.get(), state.accesses.get() + state.access_count);
                 std::sort(entry.accesses.begin(), entry.accesses.end(),
                           [](const auto& a, const auto& b) { return a.samples > b.samples; });
@@ -380,6 +502,8 @@ public:
         }
         std::stable_sort(result.contexts.begin(), result.contexts.end(),
                          [](const context_report& a, const context_report& b) {
+                             if (ranks_before(a.combined, b.combined)) return true;
+                             if (ranks_before(b.combined, a.combined)) return false;
                              return ranks_before(a.estimate, b.estimate);
                          });
         return result;
@@ -418,6 +542,7 @@ private:
         std::uint64_t bytes = 0;
         context_allocations allocated;
         replica_evidence evidence;
+        std::unique_ptr<whole_object_evidence> whole; // at the context's first digested object
     };
 
     // What one pass over a context's remembered serials finds for a sampled object.
@@ -711,6 +836,23 @@ private:
         return true;
     }
 
+    // Digests [begin, begin + size), the tracked object `info`, into its context's whole-object evidence with
+    // `weight` (the inverse of the chance it was drawn), times the allocation sampling weight.
+    digest_outcome digest(address begin, std::uint64_t size, const object_info& info, double weight) {
+        context_state* state = existing_state(info.allocation_context);
+        if (state == nullptr) return digest_outcome::untracked;
+        object_fingerprint fingerprint;
+        if (!fingerprint_object(memory_, begin, size, fingerprint)) {
+            ++stats_.digests_unreadable;
+            return digest_outcome::unreadable;
+        }
+        if (!state->whole) state->whole = std::make_unique<whole_object_evidence>(config_.whole_objects);
+        state->whole->record(fingerprint, weight * sampling_weight(size, config_.allocation_sampling_interval));
+        ++stats_.objects_digested;
+        stats_.bytes_digested += size;
+        return digest_outcome::digested;
+    }
+
     void cancel_slot(std::size_t slot) noexcept {
         if (pool_.release(slot)) {
             watchpoints_.disarm(slot);
@@ -732,6 +874,15 @@ private:
     fast_random rng_;
     profiler_stats stats_;
     std::uint64_t next_serial_ = 0;
+    // Whole-object digests: objects with serials up to swept_through_ were offered to a sweep; the last object
+    // digested at its death; the per-second budget's window (start, bytes offered and digested) and the inclusion
+    // probability drawn from the window before.
+    std::uint64_t swept_through_ = 0;
+    std::uint64_t last_death_digest_ = 0;
+    std::uint64_t death_window_start_ = 0;
+    std::uint64_t death_window_offered_ = 0;
+    std::uint64_t death_window_digested_ = 0;
+    double death_inclusion_ = 1;
     // Context id → index of its state. Sized to the tree's capacity up front so the sample path never
     // reallocates it; states live in fixed-size chunks that never move.
     std::vector<std::uint32_t> state_of_context_;

@@ -37,8 +37,9 @@ struct site_estimate {
     // objects; from comparisons only the interval [ω, γ] (the point is NaN).
     double largest_share = NAN;
     interval largest_share_ci{0, 1};
-    // The fraction of pairs of the site's objects that are identical: the U-statistic from whole objects, or
-    // (θ − α)/(1 − α) from comparisons, with θ's and α's intervals carried in.
+    // The fraction of pairs of the site's objects that are identical: the U-statistic from whole objects. From
+    // comparisons there is none (NaN, interval [0, 1]): they measure θ over the pairs they compared, and α, which
+    // the comparison fields say.
     double identical_pairs = NAN;
     interval identical_pairs_ci{0, 1};
 
@@ -57,11 +58,16 @@ inline site_estimate combine_estimates(const replica_estimate& comparisons, cons
     } else if (comparisons.reported) {
         e.basis = evidence_basis::comparisons;
         e.largest_share_ci = {comparisons.omega, comparisons.gamma};
-        e.identical_pairs = identical_pair_fraction(comparisons.theta, comparisons.alpha);
-        e.identical_pairs_ci = {identical_pair_fraction(comparisons.theta_ci.low, comparisons.alpha_ci.high),
-                                identical_pair_fraction(comparisons.theta_ci.high, comparisons.alpha_ci.low)};
     }
     return e;
+}
+
+// Lower bound on the bytes a fix would save at a site that allocated `instances` objects of `bytes` in all: at
+// least the lower end of the largest group's share of them are identical, and all but one could go.
+inline double replicated_bytes_lower_bound(const site_estimate& e, double instances, double bytes) noexcept {
+    if (!e.reported() || !(instances > 0)) return 0;
+    const double identical = std::floor(e.largest_share_ci.low * instances);
+    return identical > 1 ? (identical - 1) * bytes / instances : 0;
 }
 
 // The order reports list sites in: sites with an estimate first, then by the lower end of the largest group's

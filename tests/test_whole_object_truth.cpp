@@ -1,0 +1,279 @@
+// The whole-object evidence against the truth, in emulation where every object's contents are known: generated
+// heaps with sites of known largest-group shares, near-replica sites (sparse rows differing in 8 of 2048
+// elements), an all-zero site and controls with all-distinct contents. Objects are digested through the
+// profiler's calls as an agent would make them: at their free (digest_at_death, then on_free), at the start of
+// moving collections (digest_tracked_objects) and at exit (digest_tracked_objects for the survivors).
+//   - Every object digested: the largest share and the identical-pair fraction are exactly the truth, and the
+//     intervals are points.
+//   - Budgets that digest about a third of the bytes, over 100 seeds: the 95 % interval of the largest share
+//     covers the truth in ≥ 90 % of the runs of every site, and in ≥ 93 % pooled.
+//   - Near-replica sites are reported as near-replicas, not as identical replicas.
+#include "ojx/emulation/session.hpp"
+#include "ojx/random.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace ojx;
+using namespace ojx::emulation;
+
+namespace {
+
+struct site_shape {
+    const char* name;
+    std::uint64_t object_size;
+    std::vector<std::uint32_t> groups; // identical groups' sizes (ignored for near and distinct sites)
+    enum kind { grouped, near_rows, all_zero, distinct } what = grouped;
+    std::uint32_t objects = 0; // for near, zero and distinct sites
+};
+
+const std::vector<site_shape>& shapes() {
+    static const std::vector<site_shape> all = {
+        {"70% one content", 1024, {140, 20, 20, 20}},
+        {"two equal groups", 2048, {100, 100}},
+        {"20 groups of 5%", 1024, std::vector<std::uint32_t>(20, 10)},
+        {"sparse rows 8 of 2048", 16384, {}, site_shape::near_rows, 60},
+        {"all zero", 2048, {}, site_shape::all_zero, 150},
+        {"distinct dense", 1024, {}, site_shape::distinct, 150},
+    };
+    return all;
+}
+
+struct truth {
+    std::uint64_t objects = 0;
+    double largest_share = 0;
+    double identical_pairs = 0;
+};
+
+struct run_result {
+    std::vector<truth> truths;
+    std::vector<context_report> reports; // per shape
+    profiler_stats stats;
+};
+
+// One run: objects of all sites interleaved at random, at most `live` alive at once (older ones freed, digested
+// at their death first), a moving collection every `collect_every` allocations (its live objects digested at
+// its start), and the survivors digested at exit. Budgets 0: every object digested.
+run_result run(std::uint64_t seed, std::uint64_t sweep_budget, std::uint64_t death_budget_per_second) {
+    session_config config;
+    config.profiler.seed = seed;
+    config.profiler.death_digest_bytes_per_second = death_budget_per_second;
+    config.heap_bytes = std::size_t{16} << 20;
+    config.sampler.period = 1u << 30; // no access samples: only whole-object evidence
+    session<> s(config);
+    fast_random rng(seed);
+    const auto& all = shapes();
+
+    // Each object's site and content, in allocation order.
+    struct planned {
+        std::size_t site;
+        std::vector<std::uint64_t> words;
+    };
+    std::vector<planned> plan;
+    run_result result;
+    std::vector<context_id> contexts;
+    for (std::size_t c = 0; c < all.size(); ++c) {
+        const site_shape& shape = all[c];
+        contexts.push_back(s.prof.contexts().child(context_tree::root, 0x100 + c));
+        const std::size_t words = shape.object_size / 8;
+        std::map<std::vector<std::uint64_t>, std::uint64_t> counts;
+        const auto add = [&](std::vector<std::uint64_t> content) {
+            ++counts[content];
+            plan.push_back({c, std::move(content)});
+        };
+        const auto random_content = [&] {
+            std::vector<std::uint64_t> v(words);
+            for (auto& w : v) w = rng() | 1;
+            return v;
+        };
+        switch (shape.what) {
+        case site_shape::grouped:
+            for (const std::uint32_t size : shape.groups) {
+                const auto content = random_content();
+                for (std::uint32_t i = 0; i < size; ++i) add(content);
+            }
+            break;
+        case site_shape::near_rows: {
+            // Sparse rows: mostly zeros, a common pattern of non-zeros, and 8 elements of each row its own.
+            std::vector<std::uint64_t> pattern(words, 0);
+            for (std::size_t i = 0; i < words; i += 16) pattern[i] = rng() | 1;
+            for (std::uint32_t i = 0; i < shape.objects; ++i) {
+                auto row = pattern;
+                for (int k = 0; k < 8; ++k) row[rng.below(words)] = rng() | 1;
+                add(row);
+            }
+            break;
+        }
+        case site_shape::all_zero:
+            for (std::uint32_t i = 0; i < shape.objects; ++i) add(std::vector<std::uint64_t>(words, 0));
+            break;
+        case site_shape::distinct:
+            for (std::uint32_t i = 0; i < shape.objects; ++i) add(random_content());
+            break;
+        }
+        truth t;
+        double pairs = 0;
+        std::uint64_t largest = 0;
+        for (const auto& [content, count] : counts) {
+            t.objects += count;
+            largest = std::max(largest, count);
+            pairs += static_cast<double>(count) * static_cast<double>(count - 1);
+        }
+        t.largest_share = static_cast<double>(largest) / static_cast<double>(t.objects);
+        t.identical_pairs = pairs / (static_cast<double>(t.objects) * static_cast<double>(t.objects - 1));
+        result.truths.push_back(t);
+    }
+    for (std::size_t i = plan.size(); i > 1; --i) std::swap(plan[i - 1], plan[rng.below(i)]);
+
+    std::deque<address> live;
+    std::uint64_t now_ns = 0;
+    const std::size_t live_limit = 64;
+    const std::size_t collect_every = 250;
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+        const site_shape& shape = all[plan[i].site];
+        const address at = *s.machine.allocate(shape.object_size, contexts[plan[i].site], 1);
+        s.heap.write(at, plan[i].words.data(), shape.object_size);
+        live.push_back(at);
+        now_ns += 2'000'000; // 500 allocations a second
+        if (live.size() > live_limit) {
+            const std::size_t victim = rng.below(live.size());
+            const address dying = live[victim];
+            live.erase(live.begin() + static_cast<std::ptrdiff_t>(victim));
+            s.prof.digest_at_death(dying, now_ns);
+            s.machine.free(dying);
+        }
+        if ((i + 1) % collect_every == 0) {
+            // A JVM agent's collection: the live objects hold their last contents at its start.
+            s.prof.digest_tracked_objects(sweep_budget);
+            std::map<address, address> moved;
+            for (const auto& m : s.machine.collect()) moved.emplace(m.from, m.to);
+            for (address& a : live)
+                if (const auto it = moved.find(a); it != moved.end()) a = it->second;
+        }
+    }
+    s.prof.digest_tracked_objects(sweep_budget); // exit: the survivors
+    const replica_report report = s.prof.report();
+    for (const context_id c : contexts) {
+        const auto it = std::find_if(report.contexts.begin(), report.contexts.end(),
+                                     [&](const context_report& r) { return r.context == c; });
+        REQUIRE(it != report.contexts.end());
+        result.reports.push_back(*it);
+    }
+    result.stats = report.stats;
+    return result;
+}
+
+} // namespace
+
+TEST_CASE("every object digested: the estimates are the truth") {
+    for (const std::uint64_t seed : {1, 2, 3}) {
+        const run_result r = run(seed, 0, 0);
+        std::uint64_t total = 0;
+        for (std::size_t c = 0; c < shapes().size(); ++c) {
+            INFO(shapes()[c].name);
+            const context_report& site = r.reports[c];
+            const truth& t = r.truths[c];
+            total += t.objects;
+            REQUIRE(site.whole.objects() == t.objects);
+            REQUIRE(site.identical.largest_share == Approx(t.largest_share).epsilon(1e-12));
+            REQUIRE(site.identical.largest_share_ci.low == Approx(t.largest_share).epsilon(1e-12));
+            REQUIRE(site.identical.largest_share_ci.high == Approx(t.largest_share).epsilon(1e-12));
+            REQUIRE(site.identical.identical_pairs == Approx(t.identical_pairs).margin(1e-15));
+            REQUIRE(site.identical.identical_pairs_ci.high == Approx(t.identical_pairs).margin(1e-15));
+            REQUIRE(site.combined.basis == evidence_basis::whole_objects);
+            REQUIRE(site.combined.largest_share == site.identical.largest_share);
+        }
+        REQUIRE(r.stats.objects_digested == total);
+        REQUIRE(r.stats.digests_skipped_budget == 0);
+        // The all-zero site is one group of zeros; the controls have nothing in common.
+        REQUIRE(r.reports[4].identical.largest_all_zero);
+        REQUIRE(r.reports[4].identical.largest_share == 1);
+        REQUIRE_FALSE(r.reports[0].identical.largest_all_zero);
+        REQUIRE(r.reports[5].identical.distinct_low == r.truths[5].objects);
+        REQUIRE_FALSE(r.reports[5].near.found);
+        REQUIRE_FALSE(r.reports[0].near.found);
+    }
+}
+
+TEST_CASE("each tracked object is offered once: at its death or at the first sweep after its allocation") {
+    session_config config;
+    config.sampler.period = 1u << 30;
+    session<> s(config);
+    using outcome = session<>::profiler_type::digest_outcome;
+    const context_id site = s.prof.contexts().child(context_tree::root, 0x42);
+    const address a = *s.machine.allocate(4096, site, 1);
+    const address b = *s.machine.allocate(4096, site, 1);
+    const address small = *s.machine.allocate(64, site, 1); // below the size threshold: not tracked
+    REQUIRE(s.prof.digest_at_death(small) == outcome::untracked);
+    REQUIRE(s.prof.digest_at_death(a) == outcome::digested);
+    REQUIRE(s.prof.digest_at_death(a) == outcome::offered_before); // twice at one death: once
+    s.machine.free(a);
+    const auto swept = s.prof.digest_tracked_objects();
+    REQUIRE(swept.offered == 1); // b
+    REQUIRE(swept.digested == 1);
+    REQUIRE(swept.bytes == 4096);
+    REQUIRE(s.prof.digest_at_death(b) == outcome::offered_before);
+    REQUIRE(s.prof.digest_tracked_objects().offered == 0);
+    const address c = *s.machine.allocate(4096, site, 1);
+    REQUIRE(s.prof.digest_tracked_objects().offered == 1); // only what was allocated since
+    REQUIRE(s.prof.digest_at_death(c) == outcome::offered_before);
+    REQUIRE(s.prof.stats().objects_digested == 3);
+    REQUIRE(s.prof.stats().bytes_digested == 3 * 4096);
+    const replica_report report = s.prof.report();
+    REQUIRE(report.contexts.size() == 1);
+    // Three zero-filled objects: one group, below the minimum for a whole-object estimate.
+    REQUIRE(report.contexts[0].whole.objects() == 3);
+    REQUIRE(report.contexts[0].identical.largest_all_zero);
+    REQUIRE(report.contexts[0].combined.basis == evidence_basis::none);
+}
+
+TEST_CASE("near-replica rows are near-replicas, not identical replicas") {
+    for (const std::uint64_t seed : {4, 5, 6}) {
+        const run_result r = run(seed, 0, 0);
+        const context_report& rows = r.reports[3];
+        // No two rows are identical: the identical estimate says so, exactly.
+        REQUIRE(rows.identical.largest_objects == 1);
+        REQUIRE(rows.identical.identical_pairs == 0);
+        REQUIRE(rows.combined.largest_share_ci.high < 0.05);
+        // They are one family of near-replicas sharing most of their contents.
+        REQUIRE(rows.near.found);
+        REQUIRE(rows.near.share >= 0.9);
+        REQUIRE(rows.near.shared_fraction >= 0.5);
+        REQUIRE(rows.near.shared_fraction < 1);
+    }
+}
+
+TEST_CASE("budgets subsample fairly: the largest-share interval covers the truth at its level", "[statistical]") {
+    const int seeds = 100;
+    std::vector<int> covered(shapes().size(), 0), pairs_covered(shapes().size(), 0);
+    std::uint64_t digested = 0, skipped = 0;
+    for (int seed = 1; seed <= seeds; ++seed) {
+        // The heap offers ≈ 0.9 MB a second at death and ≈ 150 kB per collection: about a third of each is read.
+        const run_result r = run(static_cast<std::uint64_t>(seed) * 104729, 50 << 10, 300 << 10);
+        digested += r.stats.objects_digested;
+        skipped += r.stats.digests_skipped_budget;
+        for (std::size_t c = 0; c < shapes().size(); ++c) {
+            covered[c] += r.reports[c].identical.largest_share_ci.contains(r.truths[c].largest_share) ? 1 : 0;
+            pairs_covered[c] += r.reports[c].identical.identical_pairs_ci.contains(r.truths[c].identical_pairs) ? 1 : 0;
+        }
+    }
+    std::printf("digested %llu, skipped by budget %llu\n", static_cast<unsigned long long>(digested),
+                static_cast<unsigned long long>(skipped));
+    REQUIRE(2 * skipped > digested); // the budgets bind
+    int pooled = 0;
+    for (std::size_t c = 0; c < shapes().size(); ++c) {
+        std::printf("%-24s largest %3d%%  pairs %3d%%\n", shapes()[c].name, covered[c] * 100 / seeds,
+                    pairs_covered[c] * 100 / seeds);
+        CHECK(covered[c] >= 0.90 * seeds);
+        CHECK(pairs_covered[c] >= 0.88 * seeds);
+        pooled += covered[c];
+    }
+    REQUIRE(pooled >= 0.93 * seeds * static_cast<double>(shapes().size()));
+}
