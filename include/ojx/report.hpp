@@ -6,6 +6,8 @@
 
 #include "ojx/allocation_metrics.hpp"
 #include "ojx/profiler.hpp"
+#include "ojx/site_estimate.hpp"
+#include "ojx/whole_object_evidence.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -199,11 +201,82 @@ inline named_allocations name_allocations(const context_allocations& allocated, 
     return named;
 }
 
+// A context's whole-object evidence and what is estimated from it, as the profile writes it.
+struct whole_object_view {
+    const whole_object_summary& summary;
+    const identical_groups_estimate& identical;
+    const near_replica_estimate& near;
+};
+
+namespace report_detail {
+
+inline std::string hex_digest(std::uint64_t digest) {
+    char buffer[20];
+    std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(digest));
+    return buffer;
+}
+
+inline void write_interval(std::ostream& out, const interval& i) {
+    out << '[' << number(i.low) << ", " << number(i.high) << ']';
+}
+
+// The site's estimate and the evidence it rests on.
+inline void write_site_estimate(std::ostream& out, const site_estimate& e) {
+    out << "     \"estimate\": {\"evidence\": \"" << evidence_basis_name(e.basis) << "\", \"largest_share\": "
+        << number(e.largest_share) << ", \"largest_share_ci\": ";
+    write_interval(out, e.largest_share_ci);
+    out << ", \"identical_pairs\": " << number(e.identical_pairs) << ", \"identical_pairs_ci\": ";
+    write_interval(out, e.identical_pairs_ci);
+    out << "},\n";
+}
+
+// The whole-object evidence: the estimates (for readers), then the sufficient statistics (for merging), exactly.
+inline void write_whole_objects(std::ostream& out, const whole_object_view& w) {
+    const identical_groups_estimate& i = w.identical;
+    out << "     \"whole_objects\": {\"objects\": " << i.objects << ", \"bytes\": " << w.summary.bytes
+        << ", \"effective\": " << number(i.effective_objects) << ", \"largest_share\": " << number(i.largest_share)
+        << ", \"largest_share_ci\": ";
+    write_interval(out, i.largest_share_ci);
+    out << ", \"largest_objects\": " << i.largest_objects << ", \"largest_all_zero\": "
+        << (i.largest_all_zero ? "true" : "false") << ", \"largest_certain\": " << (i.largest_certain ? "true" : "false")
+        << ", \"identical_pairs\": " << number(i.identical_pairs) << ", \"identical_pairs_ci\": ";
+    write_interval(out, i.identical_pairs_ci);
+    out << ", \"distinct\": [" << i.distinct_low << ", " << i.distinct_high << "],\n";
+    const near_replica_estimate& n = w.near;
+    out << "       \"near_replicas\": {\"found\": " << (n.found ? "true" : "false") << ", \"members\": " << n.members
+        << ", \"near\": " << n.near << ", \"share\": " << number(n.share) << ", \"shared_fraction\": "
+        << number(n.shared_fraction) << "},\n       \"groups\": [";
+    const identical_groups_summary& g = w.summary.identical;
+    for (std::size_t k = 0; k < g.groups.size(); ++k) {
+        const content_group& c = g.groups[k];
+        out << (k ? ", " : "") << "{\"digest\": \"" << hex_digest(c.digest) << "\", \"objects\": " << c.objects
+            << ", \"weight\": " << exact(c.weight) << ", \"weight_squared\": " << exact(c.weight_squared)
+            << ", \"heaviest\": " << exact(c.heaviest) << ", \"all_zero\": " << (c.all_zero ? "true" : "false") << '}';
+    }
+    out << "],\n       \"unkept\": {\"objects\": " << g.unkept_objects << ", \"weight\": " << exact(g.unkept_weight)
+        << ", \"weight_squared\": " << exact(g.unkept_weight_squared) << "},\n       \"near_families\": [";
+    bool first = true;
+    for (const near_family& f : w.summary.near.families) {
+        if (f.members < 2) continue; // a lone object: nothing to merge into another profile's family
+        out << (first ? "" : ", ") << "{\"digest\": \"" << hex_digest(f.representative.digest) << "\", \"size\": "
+            << f.representative.size << ", \"all_zero\": " << (f.representative.all_zero ? "true" : "false")
+            << ", \"members\": " << f.members << ", \"identical\": " << f.identical << ", \"shared_blocks\": "
+            << f.shared_blocks << ", \"blocks\": [";
+        for (std::size_t b = 0; b < fingerprint_blocks; ++b) out << (b ? "," : "") << f.representative.blocks[b];
+        out << "]}";
+        first = false;
+    }
+    out << "]},\n";
+}
+
+} // namespace report_detail
+
 // One element of the profile's `contexts` list. `evidence` may be null (a profile that cannot be merged), and so
 // may `allocated` (a profile written before the metrics existed).
 inline void write_context_json(std::ostream& out, std::string_view type, const std::vector<std::string>& frames,
                                std::uint64_t objects, std::uint64_t bytes, const named_allocations* allocated,
                                const replica_estimate& e, const evidence_summary* evidence,
+                               const site_estimate& combined, const whole_object_view* whole,
                                const std::vector<named_access_context>& accesses) {
     using namespace report_detail;
     out << "    {\"allocation\": {\"type\": \"" << json_escape(type) << "\", \"frames\": ";
@@ -226,6 +299,8 @@ inline void write_context_json(std::ostream& out, std::string_view type, const s
             << exact(v.sum_equal_times_total) << ", \"sum_total_squared\": " << exact(v.sum_total_squared)
             << "},\n";
     }
+    write_site_estimate(out, combined);
+    if (whole != nullptr && whole->summary.objects() > 0) write_whole_objects(out, *whole);
     out << "     \"accesses\": [";
     for (std::size_t a = 0; a < accesses.size(); ++a) {
         out << (a ? ", " : "") << "{\"frames\": ";
@@ -257,9 +332,13 @@ void write_json(std::ostream& out, const replica_report& report, const Tree& tre
         << ", \"watchpoints_declined\": " << s.watch_declined << ", \"watchpoints_cancelled\": "
         << s.watch_cancelled << ", \"watchpoint_arm_failures\": " << s.watch_arm_failures << ",\n";
     out << "    \"traps\": " << s.traps << ", \"traps_stale\": " << s.traps_stale
-        << ", \"comparisons\": " << s.comparisons << ",\n    \"allocation_counts\": \""
+        << ", \"comparisons\": " << s.comparisons << ",\n    \"objects_digested\": " << s.objects_digested
+        << ", \"bytes_digested\": " << s.bytes_digested << ", \"digests_skipped\": {\"budget\": "
+        << s.digests_skipped_budget << ", \"unreadable\": " << s.digests_unreadable
+        << "},\n    \"allocation_counts\": \""
         << describe_allocation_counting(report.allocation_sampling_interval) << "\",\n    \"estimator\": {\"min_comparisons\": "
-        << report.estimator.min_comparisons << ", \"confidence\": " << exact(report.estimator.confidence) << '}';
+        << report.estimator.min_comparisons << ", \"confidence\": " << exact(report.estimator.confidence)
+        << ", \"min_digested_objects\": " << report.estimator.min_digested_objects << '}';
     if (!facts.agent_counters.empty()) {
         out << ",\n    \"agent\": {";
         for (std::size_t i = 0; i < facts.agent_counters.size(); ++i)
@@ -276,8 +355,9 @@ void write_json(std::ostream& out, const replica_report& report, const Tree& tre
             accesses.push_back({frames(tree, a.context, naming), a.samples});
         out << (i ? ",\n" : "\n");
         const named_allocations allocated = name_allocations(c.allocated, report.allocation_sampling_interval, naming);
+        const whole_object_view whole{c.whole, c.identical, c.near};
         write_context_json(out, type_name(c.type, naming), frames(tree, c.context, naming), c.objects, c.bytes,
-                           &allocated, c.estimate, &c.evidence, accesses);
+                           &allocated, c.estimate, &c.evidence, c.combined, &whole, accesses);
     }
     out << "\n  ]\n}\n";
 }
@@ -294,23 +374,37 @@ void write_text(std::ostream& out, const replica_report& report, const Tree& tre
         << s.allocations - s.allocations_ignored_small - s.allocations_ignored_contexts_full << "\n\n";
     std::size_t shown = 0;
     for (const context_report& c : report.contexts) {
-        if (!c.estimate.reported || shown == top) continue;
+        if (!c.combined.reported() || shown == top) continue;
         const replica_estimate& e = c.estimate;
+        const site_estimate& combined = c.combined;
         const auto alloc = frames(tree, c.context, naming);
         char line[256];
-        std::snprintf(line, sizeof line,
-                      "#%zu  theta %s [%s, %s]   largest identical group %s..%s of %llu objects   "
-                      "(%llu comparisons, alpha %s)\n",
-                      ++shown, percent(e.theta).c_str(), percent(e.theta_ci.low).c_str(),
-                      percent(e.theta_ci.high).c_str(), percent(e.omega).c_str(), percent(e.gamma).c_str(),
-                      static_cast<unsigned long long>(c.objects), static_cast<unsigned long long>(e.comparisons()),
-                      percent(e.alpha).c_str());
+        if (combined.basis == evidence_basis::whole_objects)
+            std::snprintf(line, sizeof line,
+                          "#%zu  largest identical group %s [%s, %s] of %llu objects digested whole%s   identical "
+                          "pairs %s   (whole objects)\n",
+                          ++shown, percent(combined.largest_share).c_str(),
+                          percent(combined.largest_share_ci.low).c_str(), percent(combined.largest_share_ci.high).c_str(),
+                          static_cast<unsigned long long>(c.identical.objects),
+                          c.identical.largest_all_zero ? " (all zeros)" : "", percent(combined.identical_pairs).c_str());
+        else
+            std::snprintf(line, sizeof line,
+                          "#%zu  theta %s [%s, %s]   largest identical group %s..%s of %llu objects   "
+                          "(%llu comparisons, alpha %s)\n",
+                          ++shown, percent(e.theta).c_str(), percent(e.theta_ci.low).c_str(),
+                          percent(e.theta_ci.high).c_str(), percent(e.omega).c_str(), percent(e.gamma).c_str(),
+                          static_cast<unsigned long long>(c.objects), static_cast<unsigned long long>(e.comparisons()),
+                          percent(e.alpha).c_str());
         out << line;
         const type_allocations allocated = c.allocated.total();
         out << "    " << type_name(c.type, naming) << " allocated at " << (alloc.empty() ? "?" : alloc.front())
             << "   " << (report.allocation_sampling_interval ? "~" : "") << bytes(allocated.bytes)
-            << " allocated, at least " << bytes(replicated_bytes_lower_bound(e, allocated.instances, allocated.bytes))
-            << " in replicas\n";
+            << " allocated, at least "
+            << bytes(replicated_bytes_lower_bound(combined, allocated.instances, allocated.bytes)) << " in replicas\n";
+        if (c.near.found)
+            out << "    near-replicas (not identical): " << c.near.near << " objects (" << percent(c.near.share)
+                << " of those digested) share " << percent(c.near.shared_fraction)
+                << " of their contents with one representative\n";
         for (std::size_t f = 1; f < alloc.size(); ++f) out << "        from " << alloc[f] << '\n';
         for (std::size_t a = 0; a < c.accesses.size() && a < 3; ++a) {
             const auto used = frames(tree, c.accesses[a].context, naming);
@@ -319,7 +413,7 @@ void write_text(std::ostream& out, const replica_report& report, const Tree& tre
         }
         out << '\n';
     }
-    if (shown == 0) out << "no context has enough comparisons for an estimate yet\n";
+    if (shown == 0) out << "no context has enough comparisons or whole objects for an estimate yet\n";
 }
 
 } // namespace ojx

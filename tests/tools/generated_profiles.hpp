@@ -90,6 +90,7 @@ inline context_profile context_of(const simulated_site& site, const std::vector<
         c.bytes += s.bytes;
     }
     c.estimate = estimate_replicas(c.objects, e, config);
+    c.estimate_from_evidence(config);
     return c;
 }
 

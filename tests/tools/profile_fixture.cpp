@@ -63,6 +63,7 @@ context_profile make_context(std::string type, std::vector<std::string> frames, 
     c.has_evidence = true;
     c.evidence = simulate_evidence(theta, comparisons, std::max<std::uint64_t>(1, comparisons / 9), random);
     c.estimate = ojx::estimate_replicas(objects, c.evidence, config);
+    c.estimate_from_evidence(config);
     c.accesses = std::move(accesses);
     return c;
 }

@@ -246,3 +246,64 @@ TEST_CASE("allocation metrics add up per type: exact stays exact, anything estim
     const profile old_only = merge({site_with("int[]", std::nullopt, 7), site_with("int[]", std::nullopt, 5)});
     CHECK_FALSE(old_only.contexts[0].allocated);
 }
+
+TEST_CASE("whole-object evidence merges exactly through the profile") {
+    // One site's objects digested in three processes: the merged histogram is the one of all the objects, and so
+    // is every estimate made from it; near-replica families whose representatives are near each other join.
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        fast_random rng(seed);
+        identical_group_table all(256);
+        std::vector<identical_group_table> parts;
+        std::vector<near_replica_table> near_parts;
+        for (int p = 0; p < 3; ++p) {
+            parts.emplace_back(256);
+            near_parts.emplace_back(8);
+        }
+        object_fingerprint row;
+        row.size = 16384;
+        for (std::size_t b = 0; b < fingerprint_blocks; ++b) row.blocks[b] = static_cast<std::uint32_t>(rng());
+        row.digest = rng();
+        std::uint64_t near_total = 0;
+        for (int i = 0; i < 200; ++i) {
+            const std::uint64_t digest = (rng.below(30) + 1) * 0x9e3779b97f4a7c15ULL;
+            const std::size_t part = rng.below(3);
+            all.record(digest, false, 1);
+            parts[part].record(digest, false, 1);
+            object_fingerprint near = row;
+            if (i % 4 != 0) {
+                near.blocks[rng.below(fingerprint_blocks)] ^= 1;
+                near.digest = rng();
+                ++near_total;
+            }
+            near_parts[part].record(near);
+        }
+        std::vector<profile> inputs(3);
+        for (std::size_t p = 0; p < 3; ++p) {
+            inputs[p].run = simulated_run(100 * (p + 1));
+            context_profile c;
+            c.type = "long[]";
+            c.frames = {"Rows.make(Rows.java:7)"};
+            c.has_evidence = true; // no comparisons: sums of zero
+            c.whole.identical = parts[p].summary();
+            c.whole.near = near_parts[p].summary();
+            c.objects = c.whole.objects();
+            c.bytes = c.objects * 16384;
+            c.estimate_from_evidence(inputs[p].run.estimator);
+            inputs[p].contexts.push_back(c);
+        }
+        const profile m = merged({through_json(inputs[0], "w0"), through_json(inputs[1], "w1"), through_json(inputs[2], "w2")});
+        REQUIRE(m.contexts.size() == 1);
+        const context_profile& c = m.contexts.front();
+        REQUIRE(c.whole.identical.groups == all.summary().groups);
+        const auto expected = estimate_identical_groups(all.summary(), estimator_config{}.confidence, 200);
+        CHECK(c.identical.largest_share == expected.largest_share);
+        CHECK(c.identical.largest_share_ci == expected.largest_share_ci);
+        CHECK(c.identical.identical_pairs == expected.identical_pairs);
+        CHECK(c.combined.basis == evidence_basis::whole_objects);
+        REQUIRE(c.near.found);
+        // One family of all 200; which of them count as identical depends on each part's representative (a part
+        // whose first object was a variant counts the pattern's copies as near-replicas of it).
+        CHECK(c.near.members == 200);
+        CHECK(c.near.near >= near_total);
+    }
+}

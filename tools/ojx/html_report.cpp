@@ -109,6 +109,19 @@ void append_context(std::string& json, const context_profile& c, std::size_t ran
     append_interval(json, e.alpha_ci);
     json += ",\"alpha_comparisons\":" + std::to_string(e.alpha_comparisons);
     json += ",\"omega\":" + number(e.omega) + ",\"gamma\":" + number(e.gamma);
+    // The site's estimate and what it rests on (site_estimate.hpp), and its near-replicas.
+    const site_estimate& s = c.combined;
+    json += ",\"evidence\":\"" + std::string(evidence_basis_name(s.basis)) + "\",\"whole_objects\":" +
+            std::to_string(c.identical.objects) + ",\"largest_share\":" + number(s.largest_share) +
+            ",\"largest_share_ci\":";
+    append_interval(json, s.largest_share_ci);
+    json += ",\"identical_pairs\":" + number(s.identical_pairs) + ",\"identical_pairs_ci\":";
+    append_interval(json, s.identical_pairs_ci);
+    json += std::string(",\"largest_all_zero\":") + (c.identical.largest_all_zero ? "true" : "false");
+    json += ",\"near\":";
+    json += c.near.found ? "{\"near\":" + std::to_string(c.near.near) + ",\"share\":" + number(c.near.share) +
+                               ",\"shared_fraction\":" + number(c.near.shared_fraction) + '}'
+                         : std::string("null");
     json += ",\"bytes_saved\":" + number(c.replicated_bytes()) + ",\"allocated\":";
     append_allocations(json, c);
     json += ",\"accesses\":[";

@@ -210,6 +210,7 @@ void pprof_writer::add(const context_profile& context) {
         if (total.elements > 0) add_count_label(builder, sample, "elements", total.elements);
         if (context.allocated->estimated) add_label(builder, sample, "instances_are", "estimated");
     }
+    add_label(builder, sample, "evidence", evidence_basis_name(context.combined.basis));
     if (context.estimate.reported) {
         add_percent_label(builder, sample, "theta", context.estimate.theta);
         add_percent_label(builder, sample, "omega", context.estimate.omega);

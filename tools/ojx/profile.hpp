@@ -30,7 +30,22 @@ struct context_profile {
     bool has_evidence = false;
     evidence_summary evidence;
     replica_estimate estimate; // as the profile says, or recomputed from `evidence` after a merge
+    // Objects digested whole (profiles written before this evidence existed have none, which is what it is:
+    // nothing digested) and what is estimated from them and from `estimate`; recomputed when read
+    // (estimate_from_evidence), so they always follow the summary.
+    whole_object_summary whole;
+    identical_groups_estimate identical;
+    near_replica_estimate near;
+    site_estimate combined; // the site's estimate and the evidence it rests on
     std::vector<access_context> accesses; // most sampled first
+
+    // Recomputes identical, near and combined from `whole` and `estimate` with the run's settings. Every tracked
+    // object has weight 1 only where allocations were not sampled: only then are they the population.
+    void estimate_from_evidence(const estimator_config& config) {
+        identical = estimate_identical_groups(whole.identical, config.confidence, allocations_estimated() ? 0 : objects);
+        near = estimate_near_replicas(whole.near, whole.objects());
+        combined = combine_estimates(estimate, identical, config);
+    }
 
     // Instances and bytes the context allocated: the allocation metrics' totals (estimates where allocations
     // were sampled), or the tracked objects where the profile has no metrics.
@@ -47,7 +62,7 @@ struct context_profile {
     // At least this many bytes would be saved if the replicas shared one copy.
     double replicated_bytes() const noexcept {
         const type_allocations total = allocated_total();
-        return replicated_bytes_lower_bound(estimate, total.instances, total.bytes);
+        return replicated_bytes_lower_bound(combined, total.instances, total.bytes);
     }
 };
 
@@ -73,9 +88,11 @@ struct profile {
     std::vector<context_profile> contexts; // in rank order (ojx::ranks_before on the estimates)
 };
 
-// The order every output lists contexts in: the profile's rank rule, then the site, so that output does not
-// depend on the order profiles were merged in.
+// The order every output lists contexts in: the profile's rank rule (the combined estimate, then comparisons),
+// then the site, so that output does not depend on the order profiles were merged in.
 inline bool ranks_before(const context_profile& a, const context_profile& b) noexcept {
+    if (ojx::ranks_before(a.combined, b.combined)) return true;
+    if (ojx::ranks_before(b.combined, a.combined)) return false;
     if (ojx::ranks_before(a.estimate, b.estimate)) return true;
     if (ojx::ranks_before(b.estimate, a.estimate)) return false;
     if (a.type != b.type) return a.type < b.type;

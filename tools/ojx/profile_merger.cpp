@@ -40,7 +40,8 @@ void add_values(std::vector<std::string>& into, const std::vector<std::string>& 
 }
 
 std::string settings(const estimator_config& e) {
-    return "min_comparisons " + std::to_string(e.min_comparisons) + ", confidence " + report_detail::number(e.confidence);
+    return "min_comparisons " + std::to_string(e.min_comparisons) + ", confidence " +
+           report_detail::number(e.confidence) + ", min_digested_objects " + std::to_string(e.min_digested_objects);
 }
 
 // Allocation metrics add up per type: exact + exact is exact; anything estimated makes the sum an estimate. A
@@ -95,6 +96,7 @@ void profile_merger::add_context(context_profile&& context, const std::string& s
     m.bytes += context.bytes;
     if (!context.has_evidence && s.source_without_evidence.empty()) s.source_without_evidence = source;
     if (m.has_evidence && context.has_evidence) m.evidence += context.evidence;
+    m.whole += context.whole; // a context without whole-object evidence digested nothing: adding it is exact
     add_accesses(m.accesses, std::move(context.accesses));
 }
 
@@ -105,7 +107,8 @@ std::optional<std::string> profile_merger::add_run(const run_profile& run, const
         return std::nullopt;
     }
     if (run.estimator.min_comparisons != run_.estimator.min_comparisons ||
-        run.estimator.confidence != run_.estimator.confidence)
+        run.estimator.confidence != run_.estimator.confidence ||
+        run.estimator.min_digested_objects != run_.estimator.min_digested_objects)
         return source + ": estimated with " + settings(run.estimator) + " but " + first_source_ + " with " +
                settings(run_.estimator) + "; merge profiles made with the same settings";
     add_values(run_.runtime, run.runtime);
@@ -139,6 +142,7 @@ std::optional<std::string> profile_merger::finish(profile& out) {
         if (c.has_evidence && (s.contributions > 1 || profiles_added_ > 1))
             c.estimate = estimate_replicas(c.objects, c.evidence, run_.estimator);
         c.estimate.objects = c.objects;
+        c.estimate_from_evidence(run_.estimator);
         if (s.contributions > 1) sort_accesses(c.accesses);
         out.contexts.push_back(std::move(c));
     }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -132,11 +133,17 @@ public:
             present_ = 0;
             evidence_present_ = 0;
             theta_ci_ends_ = alpha_ci_ends_ = 0;
+            family_blocks_.clear();
         }
         if (path_ == "contexts[].accesses[]" && in_array()) context_.accesses.emplace_back();
         if (in_context_ && path_ == "contexts[]" && !in_array() && key_ == "allocated") context_.allocated.emplace();
         if (path_ == "contexts[].allocated.types[]" && in_array() && context_.allocated)
             context_.allocated->types.emplace_back();
+        if (path_ == "contexts[].whole_objects.groups[]" && in_array()) context_.whole.identical.groups.emplace_back();
+        if (path_ == "contexts[].whole_objects.near_families[]" && in_array()) {
+            context_.whole.near.families.emplace_back();
+            family_blocks_.push_back(0);
+        }
         return enter(false);
     }
 
@@ -259,6 +266,8 @@ private:
         }
         if (path_ == "run.estimator") {
             if (key_ == "min_comparisons") return count(v, "estimator.min_comparisons", run_.estimator.min_comparisons);
+            if (key_ == "min_digested_objects")
+                return count(v, "estimator.min_digested_objects", run_.estimator.min_digested_objects);
             if (key_ == "confidence") {
                 double level = 0;
                 if (!real(v, "estimator.confidence", level)) return false;
@@ -356,7 +365,110 @@ private:
         }
         if (p == ".accesses[].frames[]") return frame(v, "accesses.frames", c.accesses.back().frames);
         if (p.starts_with(".allocated") && c.allocated) return allocated_value(v, p, *c.allocated);
+        if (p.starts_with(".whole_objects")) return whole_object_value(v, p.substr(std::strlen(".whole_objects")));
         return true;
+    }
+
+    // The whole-object sums (the estimates written next to them are recomputed from them, not read).
+    bool whole_object_value(const scalar& v, std::string_view p) {
+        whole_object_summary& w = context_.whole;
+        if (p.empty()) return key_ == "bytes" ? count(v, "whole_objects.bytes", w.bytes) : true;
+        if (p == ".groups[]") {
+            if (in_array()) return wrong_type("whole_objects.groups", "a list of objects");
+            content_group& g = w.identical.groups.back();
+            const std::string field = "whole_objects.groups." + key_;
+            if (key_ == "digest") return digest(v, field, g.digest);
+            if (key_ == "objects") return count(v, field, g.objects);
+            if (key_ == "all_zero") return flag(v, field, g.all_zero);
+            if (key_ == "weight") return amount(v, field, g.weight);
+            if (key_ == "weight_squared") return amount(v, field, g.weight_squared);
+            if (key_ == "heaviest") return amount(v, field, g.heaviest);
+            return true;
+        }
+        if (p == ".unkept") {
+            identical_groups_summary& i = w.identical;
+            const std::string field = "whole_objects.unkept." + key_;
+            if (key_ == "objects") return count(v, field, i.unkept_objects);
+            if (key_ == "weight") return amount(v, field, i.unkept_weight);
+            if (key_ == "weight_squared") return amount(v, field, i.unkept_weight_squared);
+            return true;
+        }
+        if (p == ".near_families[]") {
+            if (in_array()) return wrong_type("whole_objects.near_families", "a list of objects");
+            near_family& f = w.near.families.back();
+            const std::string field = "whole_objects.near_families." + key_;
+            if (key_ == "digest") return digest(v, field, f.representative.digest);
+            if (key_ == "size") return count(v, field, f.representative.size);
+            if (key_ == "all_zero") return flag(v, field, f.representative.all_zero);
+            if (key_ == "members") return count(v, field, f.members);
+            if (key_ == "identical") return count(v, field, f.identical);
+            if (key_ == "shared_blocks") return count(v, field, f.shared_blocks);
+            return true;
+        }
+        if (p == ".near_families[].blocks[]") {
+            std::uint64_t block = 0;
+            if (!count(v, "whole_objects.near_families.blocks", block)) return false;
+            std::size_t& n = family_blocks_.back();
+            if (block > 0xffffffffULL || n == fingerprint_blocks)
+                return wrong_type("whole_objects.near_families.blocks",
+                                  "32 integers below 2^32");
+            w.near.families.back().representative.blocks[n++] = static_cast<std::uint32_t>(block);
+            return true;
+        }
+        return true;
+    }
+
+    bool digest(const scalar& v, std::string_view field, std::uint64_t& out) {
+        if (v.what != scalar::kind::string || v.text.empty() || v.text.size() > 16 ||
+            !std::all_of(v.text.begin(), v.text.end(), [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)); }))
+            return wrong_type(field, "a digest of 1 to 16 hexadecimal digits");
+        out = std::stoull(std::string(v.text), nullptr, 16);
+        return true;
+    }
+
+    bool flag(const scalar& v, std::string_view field, bool& out) {
+        if (v.what != scalar::kind::boolean) return wrong_type(field, "true or false");
+        out = v.boolean;
+        return true;
+    }
+
+    bool amount(const scalar& v, std::string_view field, double& out) {
+        if (!real(v, field, out)) return false;
+        if (!(out >= 0 && std::isfinite(out))) return wrong_type(field, "a finite non-negative number");
+        return true;
+    }
+
+    // What is wrong with the whole-object sums, or nothing; sorts them the way summaries are kept.
+    std::string whole_object_problem() {
+        whole_object_summary& w = context_.whole;
+        auto& groups = w.identical.groups;
+        std::sort(groups.begin(), groups.end(),
+                  [](const content_group& a, const content_group& b) { return a.digest < b.digest; });
+        for (std::size_t i = 0; i < groups.size(); ++i) {
+            const content_group& g = groups[i];
+            if (i > 0 && groups[i - 1].digest == g.digest) return "field 'whole_objects.groups' lists a digest twice";
+            if (g.objects == 0) return "field 'whole_objects.groups.objects' should be at least 1";
+            if (g.heaviest > g.weight || g.weight_squared > g.weight * g.weight * (1 + 1e-9))
+                return "fields 'whole_objects.groups' weights are inconsistent (heaviest <= weight, "
+                       "weight_squared <= weight^2)";
+        }
+        std::uint64_t objects = w.identical.unkept_objects;
+        for (const content_group& g : groups) {
+            if (objects > std::numeric_limits<std::uint64_t>::max() - g.objects)
+                return "field 'whole_objects.groups' counts add up to more than 2^64";
+            objects += g.objects;
+        }
+        for (std::size_t i = 0; i < w.near.families.size(); ++i) {
+            const near_family& f = w.near.families[i];
+            if (family_blocks_[i] != fingerprint_blocks)
+                return "field 'whole_objects.near_families.blocks' should be 32 integers below 2^32";
+            if (f.identical > f.members || f.members == 0)
+                return "field 'whole_objects.near_families.identical' should be at most 'members', which is at least 1";
+            if (f.shared_blocks / fingerprint_blocks > f.members - f.identical)
+                return "field 'whole_objects.near_families.shared_blocks' is more than 32 per near-replica";
+        }
+        w.near.sort_by_near();
+        return {};
     }
 
     bool allocated_value(const scalar& v, std::string_view p, named_allocations& a) {
@@ -447,6 +559,7 @@ private:
             return wrong_type(theta_ci_ends_ == 1 ? "theta_ci" : "alpha_ci", "two numbers");
         if (const std::string problem = estimate_problem(e, c.evidence, evidence_present_ != 0); !problem.empty())
             return fail(where() + problem);
+        if (const std::string problem = whole_object_problem(); !problem.empty()) return fail(where() + problem);
         c.has_evidence = evidence_present_ == evidence_fields;
         if (c.has_evidence) {
             // The counts the sums belong with are the comparison counts read above.
@@ -457,6 +570,7 @@ private:
             s.sources = e.sources;
             s.alpha_comparisons = e.alpha_comparisons;
         }
+        c.estimate_from_evidence(run_.estimator);
         ++context_index_;
         on_context_(std::move(c));
         return true;
@@ -478,6 +592,7 @@ private:
     std::size_t context_index_ = 0;
     int theta_ci_ends_ = 0;
     int alpha_ci_ends_ = 0;
+    std::vector<std::size_t> family_blocks_; // blocks read per near family of the context
     std::set<std::string> merged_lists_seen_;
 };
 

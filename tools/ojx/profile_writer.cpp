@@ -52,7 +52,8 @@ void write_run(std::ostream& out, const run_profile& run) {
         out << ",\n    \"allocation_counts\": \"" << json_escape(joined(run.allocation_counts)) << '"';
     write_counters(out, run.counters);
     out << ",\n    \"estimator\": {\"min_comparisons\": " << run.estimator.min_comparisons
-        << ", \"confidence\": " << exact(run.estimator.confidence) << '}';
+        << ", \"confidence\": " << exact(run.estimator.confidence)
+        << ", \"min_digested_objects\": " << run.estimator.min_digested_objects << '}';
     if (run.profiles > 1) {
         out << ",\n    \"merged\": {\"profiles\": " << run.profiles << ", \"runtime\": ";
         write_strings(out, run.runtime);
@@ -82,8 +83,9 @@ void write_profile_json(std::ostream& out, const profile& p) {
     for (std::size_t i = 0; i < p.contexts.size(); ++i) {
         const context_profile& c = p.contexts[i];
         out << (i ? ",\n" : "\n");
+        const whole_object_view whole{c.whole, c.identical, c.near};
         write_context_json(out, c.type, c.frames, c.objects, c.bytes, c.allocated ? &*c.allocated : nullptr, c.estimate,
-                           c.has_evidence ? &c.evidence : nullptr, c.accesses);
+                           c.has_evidence ? &c.evidence : nullptr, c.combined, &whole, c.accesses);
     }
     out << "\n  ]\n}\n";
 }

@@ -20,6 +20,12 @@
 namespace ojx::tool {
 namespace {
 
+// The θ that --min-theta compares with: the identical-pair fraction of whole objects where the site's estimate
+// rests on them, the comparisons' θ otherwise.
+double selection_theta(const context_profile& c) {
+    return c.combined.basis == evidence_basis::whole_objects ? c.combined.identical_pairs : c.estimate.theta;
+}
+
 constexpr const char* report_help = R"(usage: ojx report [OPTIONS] PROFILE…
 
 Ranks the allocation sites of one or more profiles (several are merged first, estimates recomputed from the
@@ -28,7 +34,8 @@ a flame graph tool or a continuous-profiling system.
 
 table:
   --top N            sites to list (10)
-  --min-theta X      only sites with theta >= X (0.6 or 60%)
+  --min-theta X      only sites with theta >= X (0.6 or 60%): the identical-pair fraction where the site's
+                     estimate rests on whole objects, the comparisons' theta otherwise
   --frames N         allocation frames shown per site, the site included (3)
   --accesses N       access contexts shown per site (3)
   --source DIR       print the source line of each frame found under DIR (its package path, or by file
@@ -131,10 +138,10 @@ int report_command(arguments args) {
     // What each output lists: the table, sites with an estimate; the page, every site; both above min-theta.
     const double min_theta = r.min_theta;
     site_selection table(r.text_wanted ? r.top : 0, [min_theta](const context_profile& c) {
-        return c.estimate.reported && c.estimate.theta >= min_theta;
+        return c.combined.reported() && selection_theta(c) >= min_theta;
     });
     site_selection page(r.html.empty() ? 0 : r.html_settings.top, [min_theta](const context_profile& c) {
-        return min_theta == 0 || (c.estimate.reported && c.estimate.theta >= min_theta);
+        return min_theta == 0 || (c.combined.reported() && selection_theta(c) >= min_theta);
     });
     const auto failed = [](const std::string& message) {
         std::fprintf(stderr, "ojx report: %s\n", message.c_str());

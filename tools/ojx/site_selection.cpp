@@ -24,9 +24,9 @@ void site_selection::add(context_profile&& site) {
 
 void site_selection::keep_count(const context_profile& site) {
     ++totals_.sites;
-    if (site.estimate.reported) {
+    if (site.combined.reported()) {
         ++totals_.estimated;
-        totals_.replicated += site.estimate.omega >= replicated_omega;
+        totals_.replicated += site.combined.largest_share_ci.low >= replicated_omega;
     } else {
         totals_.most_comparisons_unestimated =
             std::max(totals_.most_comparisons_unestimated, site.estimate.comparisons());

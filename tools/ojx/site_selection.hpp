@@ -13,12 +13,13 @@ namespace ojx::tool {
 
 struct site_totals {
     std::size_t sites = 0;
-    std::size_t estimated = 0;  // with enough comparisons for an estimate
-    std::size_t replicated = 0; // estimated, and ω ≥ 10 %
+    std::size_t estimated = 0;  // with enough comparisons or whole objects for an estimate
+    std::size_t replicated = 0; // estimated, and the largest group's share is at least 10 % (its lower end)
     std::uint64_t most_comparisons_unestimated = 0; // the most any site without an estimate has
 };
 
-// ojx calls a site replicated when at least this share of its objects are provably one identical group.
+// ojx calls a site replicated when at least this share of its objects are provably one identical group (the lower
+// end of the largest share: ω from comparisons, the interval's low end from whole objects).
 inline constexpr double replicated_omega = 0.1;
 
 class site_selection {

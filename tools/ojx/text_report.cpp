@@ -59,16 +59,23 @@ void write_allocations(std::ostream& out, const named_allocations& a) {
 
 void write_site(std::ostream& out, std::size_t rank, const context_profile& c, const text_options& options) {
     const replica_estimate& e = c.estimate;
+    const site_estimate& s = c.combined;
+    const bool whole = s.basis == evidence_basis::whole_objects;
     // Where allocations were sampled, the objects and the saving are of all the allocations, estimated.
     const type_allocations allocated = c.allocated_total();
     const double mean_size = allocated.instances > 0 ? allocated.bytes / allocated.instances : 0;
+    // theta: the identical-pair fraction of whole objects, or the comparisons' θ; largest: the largest group's
+    // share (its interval from whole objects, ω..γ from comparisons); evidence: what they rest on, and how much.
+    const std::string theta = whole ? percent(s.identical_pairs) : percent(e.theta);
+    const interval theta_ci = whole ? s.identical_pairs_ci : e.theta_ci;
+    const std::string evidence = whole ? std::to_string(c.identical.objects) + " whole"
+                                       : std::to_string(e.comparisons()) + " cmp";
     char row[256];
-    std::snprintf(row, sizeof row, "%3zu %5s [%4s,%5s] %5s..%-5s %9llu %8s %10s %11s  ", rank,
-                  percent(e.theta).c_str(), percent(e.theta_ci.low).c_str(), percent(e.theta_ci.high).c_str(),
-                  percent(e.omega).c_str(), percent(e.gamma).c_str(),
-                  static_cast<unsigned long long>(e.comparisons()),
-                  amount(allocated.instances, c.allocations_estimated()).c_str(), bytes(mean_size).c_str(),
-                  bytes(c.replicated_bytes()).c_str());
+    std::snprintf(row, sizeof row, "%3zu %5s [%4s,%5s] %5s..%-5s %12s %8s %10s %11s  ", rank, theta.c_str(),
+                  percent(theta_ci.low).c_str(), percent(theta_ci.high).c_str(),
+                  percent(s.largest_share_ci.low).c_str(), percent(s.largest_share_ci.high).c_str(),
+                  evidence.c_str(), amount(allocated.instances, c.allocations_estimated()).c_str(),
+                  bytes(mean_size).c_str(), bytes(c.replicated_bytes()).c_str());
     out << row << c.type << " at ";
     write_frame_line(out, "", c.frames.empty() ? std::string("(no frames)") : c.frames.front(), "", options);
     for (std::size_t f = 1; f < c.frames.size() && f < options.frames; ++f)
@@ -76,6 +83,11 @@ void write_site(std::ostream& out, std::size_t rank, const context_profile& c, c
     if (c.frames.size() > options.frames && options.frames > 0)
         out << "        (" << c.frames.size() - options.frames << " more frames)\n";
     if (c.allocated) write_allocations(out, *c.allocated);
+    if (whole && c.identical.largest_all_zero) out << "        the largest identical group is all zeros\n";
+    if (c.near.found)
+        out << "        near-replicas (not identical): " << c.near.near << " of " << c.identical.objects
+            << " objects digested whole share " << percent(c.near.shared_fraction)
+            << " of their contents with one representative\n";
     // The table names only where the objects were used (an access context's leaf), so contexts that differ
     // further out are shown as one line with their samples summed.
     std::vector<std::pair<std::string, std::uint64_t>> uses;
@@ -109,10 +121,11 @@ void write_text_report(std::ostream& out, const std::vector<std::string>& source
     out << "\n  runtime:     " << joined(run.runtime) << "\n  sampler:     " << joined(run.sampler)
         << "\n  watchpoints: " << joined(run.watchpoints) << '\n';
     if (!run.allocation_counts.empty()) out << "  allocations: " << joined(run.allocation_counts) << '\n';
-    out << "  " << counter(run, "samples") << " samples, " << counter(run, "comparisons") << " comparisons; "
-        << totals.sites << " allocation sites, " << totals.estimated << " with an estimate (at least "
-        << run.estimator.min_comparisons << " comparisons), " << totals.replicated << " replicated (omega >= "
-        << percent(replicated_omega) << ")\n\n";
+    out << "  " << counter(run, "samples") << " samples, " << counter(run, "comparisons") << " comparisons, "
+        << counter(run, "objects_digested") << " objects digested whole; " << totals.sites << " allocation sites, "
+        << totals.estimated << " with an estimate (at least " << run.estimator.min_comparisons << " comparisons or "
+        << run.estimator.min_digested_objects << " objects digested whole), " << totals.replicated
+        << " replicated (largest group >= " << percent(replicated_omega) << ")\n\n";
     if (sites.empty()) {
         const std::string watchpoints = joined(run.watchpoints);
         if (totals.estimated == 0 && watchpoints.starts_with("none"))
@@ -128,12 +141,16 @@ void write_text_report(std::ostream& out, const std::vector<std::string>& source
         return;
     }
     char header[128];
-    std::snprintf(header, sizeof header, "  #  theta  [%3s int.]  omega..gamma  compared  objects   obj size  saves >=    ",
+    std::snprintf(header, sizeof header,
+                  "  #  theta  [%3s int.]  largest group    evidence  objects   obj size  saves >=    ",
                   percent(run.estimator.confidence).c_str());
     out << header << "allocation site\n";
     for (std::size_t i = 0; i < sites.size(); ++i) write_site(out, i + 1, sites[i], options);
-    out << "theta: how often two objects of the site compared equal. omega..gamma: bounds on the share of the site's\n"
-           "objects that are one identical group. saves >=: bytes that sharing one copy would at least save.\n";
+    out << "evidence: what each row rests on: N whole (objects digested whole: theta is the fraction of their pairs\n"
+           "that are identical, largest group the interval of its share) or N cmp (sampled comparisons: theta is how\n"
+           "often two objects compared equal, largest group the bounds omega..gamma). saves >=: bytes that sharing one\n"
+           "copy would at least save. Near-replicas differ in a few words: a finding of their own, never counted as\n"
+           "identical.\n";
     if (std::any_of(sites.begin(), sites.end(), [](const context_profile& c) { return c.allocations_estimated(); }))
         out << "~: estimated from sampled allocations (objects and savings are of all the allocations, scaled).\n";
 }
