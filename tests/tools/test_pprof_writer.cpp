@@ -66,6 +66,7 @@ context_profile context(std::string type, std::vector<std::string> frames, std::
     c.estimate.theta = equal + different == 0 ? 0 : static_cast<double>(equal) / static_cast<double>(equal + different);
     c.estimate.omega = omega;
     c.estimate.gamma = std::min(1.0, omega + 0.2);
+    c.estimate_from_evidence(ojx::estimator_config{}); // the site's estimate, as a reader derives it
     return c;
 }
 
