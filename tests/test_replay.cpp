@@ -221,3 +221,27 @@ TEST_CASE("a recorded refusal the replayed profiler never asks for is a differen
     watchpoints.start_event();
     REQUIRE(watchpoints.differences() == 2);
 }
+
+TEST_CASE("whole-object digests replay from their recorded fingerprints to the live profile byte for byte", "[replay]") {
+    // The live profiler digests the survivors of each run in sweeps within a budget (some drawn, some skipped),
+    // and the trace keeps what each sweep decided, not the bytes it read: the replay, which has no heap, must
+    // settle the same objects with the same weights, and count the same skipped ones.
+    for (const scenario& s : scenarios()) {
+        INFO(s.label);
+        const auto naming = naming_for(s.shapes);
+        recording_session<recording_policies<>> r(config_for(s, 3), naming);
+        run_workload(r.machine, r.prof.contexts(), s.shapes, {.seed = 3, .collect_every = s.collect_every});
+        const auto note = [&](const whole_object_digest& decided) { r.trace.writer().append(decided); };
+        const auto swept = r.prof.digest_tracked_objects(r.prof.tracked_objects() * 400, note);
+        REQUIRE(swept.digested > 0);
+        REQUIRE(swept.skipped > 0);
+        const std::string live_json = profile_json(r, naming);
+        const auto trace = finished_trace(r.trace);
+
+        const auto replay = replay::replay_profile(trace, "digests.ojxt");
+        REQUIRE(replay.error.empty());
+        REQUIRE(replay.report.stats.objects_digested == swept.digested);
+        REQUIRE(replay.report.stats.digests_skipped_budget == swept.skipped);
+        REQUIRE(replay.json == live_json);
+    }
+}

@@ -176,7 +176,7 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
     std::vector<trace_event> events;
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t t = values.pick(threads.size());
-        switch (values.pick(26)) {
+        switch (values.pick(27)) {
         case 0: events.push_back(ojx::type_symbol{.id = values.u32(), .name = values.name()}); break;
         case 1: events.push_back(ojx::frame_symbol{.id = values.u64(), .name = values.name()}); break;
         case 2:
@@ -281,6 +281,20 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
             events.push_back(ojx::watchpoint_arm_refused_event{.slot = values.u64(), .where = values.u64(),
                 .width = values.u8()});
             break;
+        case 25: {
+            // Digested (blocks drawn from few values, so that some repeat their predecessor), skipped, unreadable.
+            const auto outcome = static_cast<ojx::whole_object_digest::kind>(values.pick(3));
+            ojx::whole_object_digest decided{.outcome = outcome, .count = values.u64()};
+            if (outcome == ojx::whole_object_digest::kind::digested) {
+                decided = {.outcome = outcome, .where = values.u64(), .weight = 1 + static_cast<double>(values.u32()) / 7};
+                decided.fingerprint.digest = values.u64();
+                decided.fingerprint.size = values.u64();
+                decided.fingerprint.all_zero = values.pick(2) == 0;
+                for (auto& block : decided.fingerprint.blocks) block = values.pick(3) == 0 ? values.u32() : 5;
+            }
+            events.push_back(decided);
+            break;
+        }
         default:
             events.push_back(ojx::watchpoint_trap{.slot = values.u64(), .watched_address = values.u64(),
                 .value = values.u64(), .width = values.u8(),

@@ -35,6 +35,8 @@ struct object_fingerprint {
     std::uint64_t size = 0;
     std::array<std::uint32_t, fingerprint_blocks> blocks{}; // low 32 bits of each block's digest
     bool all_zero = false;
+
+    friend bool operator==(const object_fingerprint&, const object_fingerprint&) = default;
 };
 
 // Bytes of each block of an object of `size` bytes: a multiple of 8 (so that a block's digest does not depend on
@@ -54,7 +56,8 @@ inline std::size_t shared_blocks(const object_fingerprint& a, const object_finge
 }
 
 // Reads [begin, begin + size) through `memory` and fingerprints it. False when a read failed (the fingerprint is
-// then meaningless). No allocation: the bytes pass through a 512-byte buffer on the stack.
+// then meaningless). No allocation: the bytes pass through a 512-byte buffer on the stack, read whole (one read
+// per 512 bytes: a read may be a system call) and split at block boundaries as they are digested.
 template <memory_reader Memory>
 bool fingerprint_object(Memory& memory, address begin, std::uint64_t size, object_fingerprint& out) noexcept {
     out = object_fingerprint{};
@@ -67,18 +70,22 @@ bool fingerprint_object(Memory& memory, address begin, std::uint64_t size, objec
     std::uint64_t block_end = std::min(block_bytes, size);
     std::uint64_t nonzero = 0;
     for (std::uint64_t at = 0; at < size;) {
-        // Pieces end at block boundaries, so each block is digested from its own bytes only.
-        const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buffer, block_end - at));
+        const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buffer, size - at));
         if (!memory.read(begin + at, buffer, piece)) return false;
         whole.update(buffer, piece);
-        block.update(buffer, piece);
         for (std::size_t i = 0; i < piece; ++i) nonzero |= buffer[i];
-        at += piece;
-        if (at == block_end) {
-            out.blocks[block_index++] = static_cast<std::uint32_t>(block.value());
-            block = content_digest{};
-            block_end = std::min(block_end + block_bytes, size);
+        // Block boundaries are multiples of 8 bytes, as are pieces but the last: digests do not depend on the split.
+        for (std::size_t used = 0; used < piece;) {
+            const auto part = static_cast<std::size_t>(std::min<std::uint64_t>(piece - used, block_end - (at + used)));
+            block.update(buffer + used, part);
+            used += part;
+            if (at + used == block_end) {
+                out.blocks[block_index++] = static_cast<std::uint32_t>(block.value());
+                block = content_digest{};
+                block_end = std::min(block_end + block_bytes, size);
+            }
         }
+        at += piece;
     }
     // Blocks past the end (a small object) are empty, and equal in every object of the size.
     out.digest = whole.value();

@@ -29,6 +29,7 @@
 #include "ojx/site_estimate.hpp"
 #include "ojx/types.hpp"
 #include "ojx/watchpoint_pool.hpp"
+#include "ojx/whole_object_digest.hpp"
 #include "ojx/whole_object_evidence.hpp"
 
 #include <algorithm>
@@ -165,6 +166,11 @@ template <class P>
 concept profiler_policies = watchpoint_arming<typename P::watchpoints> && memory_reader<typename P::memory> &&
                             replacement_policy<typename P::replacement> && pairing_policy<typename P::pairing>;
 
+// What digest_at_death and digest_tracked_objects tell by default: nobody.
+struct ignore_digest {
+    void operator()(const whole_object_digest&) const noexcept {}
+};
+
 template <profiler_policies Policies>
 class profiler {
 public:
@@ -182,6 +188,7 @@ public:
                                        .advise_large_table = config_.advise_large_table}),
           pool_(watchpoints.slot_count(), config_.seed ^ 0x5eedULL),
           rng_(config_.seed),
+          digest_rng_(config_.seed ^ 0xd19e57ULL),
           state_of_context_(config_.context_tree_capacity, no_state) {}
 
     profiler(const profiler&) = delete;
@@ -380,6 +387,11 @@ public:
     // (native free()) that first moment is the last. Not signal-safe, and not concurrent with any other event:
     // call under the lock that serializes allocation and free events. No allocation, except a context's tables at
     // its first digested object.
+    //
+    // `note` is handed what each call decided (whole_object_digest.hpp), for a recorder: a digested object with
+    // its fingerprint and weight, and counts of objects skipped or unreadable (one note per kind and sweep). The
+    // budgets draw from a generator of their own, so that a replay, which applies the notes instead
+    // (apply_recorded_digest), leaves every other draw of the profiler as the live run made it.
     enum class digest_outcome {
         digested,
         untracked,      // no tracked object starts at `begin`
@@ -392,7 +404,8 @@ public:
     // monotonic clock in nanoseconds, for death_digest_bytes_per_second. Each second's objects are drawn with one
     // probability, min(1, budget / bytes offered the second before), and weighted by its inverse, so that the
     // budget subsamples every site alike; a burst past twice the budget within a second is skipped.
-    digest_outcome digest_at_death(address begin, std::uint64_t now_ns = 0) {
+    template <class Note = ignore_digest>
+    digest_outcome digest_at_death(address begin, std::uint64_t now_ns = 0, Note&& note = Note{}) {
         const auto found = objects_.lookup(begin);
         if (found.status != lookup_status::found || found.value.begin != begin) return digest_outcome::untracked;
         const object_info& info = found.value.payload;
@@ -411,13 +424,16 @@ public:
             }
             death_window_offered_ += size;
             inclusion = death_inclusion_;
-            if ((inclusion < 1 && !(rng_.unit() < inclusion)) || death_window_digested_ + size > 2 * budget) {
-                ++stats_.digests_skipped_budget;
+            if ((inclusion < 1 && !(digest_rng_.unit() < inclusion)) || death_window_digested_ + size > 2 * budget) {
+                settle(whole_object_digest{.outcome = whole_object_digest::kind::skipped}, nullptr, note);
                 return digest_outcome::over_budget;
             }
             death_window_digested_ += size;
         }
-        return digest(found.value.begin, size, info, 1 / inclusion);
+        const digest_outcome outcome = digest(found.value.begin, size, info, 1 / inclusion, note);
+        if (outcome == digest_outcome::unreadable)
+            settle(whole_object_digest{.outcome = whole_object_digest::kind::unreadable}, nullptr, note);
+        return outcome;
     }
 
     struct sweep_result {
@@ -432,7 +448,8 @@ public:
     // the previous sweep, reading about `byte_budget` bytes (0: no limit). Where they hold more, each is drawn
     // with the same probability, budget / their bytes, and weighted by its inverse: a fair subsample within every
     // site, without ordering the objects (no allocation); a draw past twice the budget stops at it.
-    sweep_result digest_tracked_objects(std::uint64_t byte_budget = 0) {
+    template <class Note = ignore_digest>
+    sweep_result digest_tracked_objects(std::uint64_t byte_budget = 0, Note&& note = Note{}) {
         sweep_result result;
         const std::uint64_t since = swept_through_;
         std::uint64_t offered_bytes = 0;
@@ -447,13 +464,12 @@ public:
         objects_.for_each([&](const auto& object) {
             if (object.payload.serial <= since) return;
             const std::uint64_t size = object.end - object.begin;
-            if ((inclusion < 1 && !(rng_.unit() < inclusion)) ||
+            if ((inclusion < 1 && !(digest_rng_.unit() < inclusion)) ||
                 (byte_budget != 0 && result.bytes + size > 2 * byte_budget)) {
                 ++result.skipped;
-                ++stats_.digests_skipped_budget;
                 return;
             }
-            switch (digest(object.begin, size, object.payload, 1 / inclusion)) {
+            switch (digest(object.begin, size, object.payload, 1 / inclusion, note)) {
             case digest_outcome::digested:
                 ++result.digested;
                 result.bytes += size;
@@ -463,7 +479,29 @@ public:
             }
         });
         swept_through_ = next_serial_;
+        if (result.skipped != 0)
+            settle(whole_object_digest{.outcome = whole_object_digest::kind::skipped, .count = result.skipped}, nullptr,
+                   note);
+        if (result.unreadable != 0)
+            settle(whole_object_digest{.outcome = whole_object_digest::kind::unreadable, .count = result.unreadable},
+                   nullptr, note);
         return result;
+    }
+
+    // A replay's digest: what the live run's digest_at_death or digest_tracked_objects noted, applied with the
+    // same bookkeeping, from the recorded fingerprint instead of memory. False when a digested object it names is
+    // not tracked here (the trace does not describe this profiler's objects).
+    bool apply_recorded_digest(const whole_object_digest& recorded) {
+        if (recorded.outcome != whole_object_digest::kind::digested) {
+            settle(recorded, nullptr, ignore_digest{});
+            return true;
+        }
+        const auto found = objects_.lookup(recorded.where);
+        if (found.status != lookup_status::found || found.value.begin != recorded.where) return false;
+        context_state* state = existing_state(found.value.payload.allocation_context);
+        if (state == nullptr) return false;
+        settle(recorded, state, ignore_digest{});
+        return true;
     }
 
     // The evidence of one allocation context (for tools and tests).
@@ -836,21 +874,37 @@ private:
         return true;
     }
 
-    // Digests [begin, begin + size), the tracked object `info`, into its context's whole-object evidence with
-    // `weight` (the inverse of the chance it was drawn), times the allocation sampling weight.
-    digest_outcome digest(address begin, std::uint64_t size, const object_info& info, double weight) {
+    // Reads and fingerprints [begin, begin + size), the tracked object `info`, and settles it into its context's
+    // whole-object evidence with `weight` (the inverse of the chance it was drawn). An unreadable object is left
+    // to the caller to settle (a sweep counts them in one note).
+    template <class Note>
+    digest_outcome digest(address begin, std::uint64_t size, const object_info& info, double weight, Note&& note) {
         context_state* state = existing_state(info.allocation_context);
         if (state == nullptr) return digest_outcome::untracked;
-        object_fingerprint fingerprint;
-        if (!fingerprint_object(memory_, begin, size, fingerprint)) {
-            ++stats_.digests_unreadable;
-            return digest_outcome::unreadable;
-        }
-        if (!state->whole) state->whole = std::make_unique<whole_object_evidence>(config_.whole_objects);
-        state->whole->record(fingerprint, weight * sampling_weight(size, config_.allocation_sampling_interval));
-        ++stats_.objects_digested;
-        stats_.bytes_digested += size;
+        whole_object_digest digested{.outcome = whole_object_digest::kind::digested, .where = begin, .weight = weight};
+        if (!fingerprint_object(memory_, begin, size, digested.fingerprint)) return digest_outcome::unreadable;
+        settle(digested, state, note);
         return digest_outcome::digested;
+    }
+
+    // The bookkeeping of one decision, live or replayed: a digested object goes into `state`'s evidence (its weight
+    // times the allocation sampling weight), the others into the counters; then `note` is told.
+    template <class Note>
+    void settle(const whole_object_digest& decided, context_state* state, Note&& note) {
+        switch (decided.outcome) {
+        case whole_object_digest::kind::digested: {
+            const std::uint64_t size = decided.fingerprint.size;
+            if (!state->whole) state->whole = std::make_unique<whole_object_evidence>(config_.whole_objects);
+            state->whole->record(decided.fingerprint,
+                                 decided.weight * sampling_weight(size, config_.allocation_sampling_interval));
+            ++stats_.objects_digested;
+            stats_.bytes_digested += size;
+            break;
+        }
+        case whole_object_digest::kind::skipped: stats_.digests_skipped_budget += decided.count; break;
+        case whole_object_digest::kind::unreadable: stats_.digests_unreadable += decided.count; break;
+        }
+        note(decided);
     }
 
     void cancel_slot(std::size_t slot) noexcept {
@@ -872,6 +926,7 @@ private:
     object_map objects_;
     watchpoint_pool<watch_payload, replacement_type> pool_;
     fast_random rng_;
+    fast_random digest_rng_; // the digest budgets' draws only (see digest_at_death)
     profiler_stats stats_;
     std::uint64_t next_serial_ = 0;
     // Whole-object digests: objects with serials up to swept_through_ were offered to a sweep; the last object

@@ -8,6 +8,7 @@
 #include "ojx/allocation_metrics.hpp"
 #include "ojx/sampler.hpp"
 #include "ojx/types.hpp"
+#include "ojx/whole_object_digest.hpp"
 
 #include <algorithm>
 #include <array>
@@ -223,7 +224,7 @@ using trace_event = std::variant<type_symbol, frame_symbol, context_symbol, thre
     free_event, move_event, region_move_event, gc_start_event, gc_end_event, access_sample, watchpoint_arm_event,
     watchpoint_disarm_event, watchpoint_trap, events_lost_event, run_attribute, memory_contents_event,
     relocated_object_event, relocation_event, access_event, memory_fill_event, heap_census_event,
-    kept_survivors_event, moved_survivor_event, watchpoint_arm_refused_event>;
+    kept_survivors_event, moved_survivor_event, watchpoint_arm_refused_event, whole_object_digest>;
 
 // ---- Record tags -------------------------------------------------------------------------------------------
 
@@ -261,6 +262,10 @@ inline constexpr std::uint8_t watchpoint_arm = 0x30;
 inline constexpr std::uint8_t watchpoint_disarm = 0x31;
 inline constexpr std::uint8_t watchpoint_trap = 0x32;
 inline constexpr std::uint8_t watchpoint_arm_refused = 0x33;
+// What a whole-object digest decided (whole_object_digest.hpp): a digested object's fingerprint and weight, or a
+// count of objects skipped or unreadable. Bits of the digested record's flags byte:
+inline constexpr std::uint8_t whole_object_digest = 0x7F;
+inline constexpr std::uint8_t digest_all_zero = 0x01;
 // 0x40-0x5F: a sample against the previous sample of the thread in a compaction slot.
 // Bits: 010k ssss (k: 0 load, 1 store; s: slot).
 inline constexpr std::uint8_t compact_sample_first = 0x40;

@@ -8,6 +8,7 @@
 #include "ojx/trace_format.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -443,12 +444,58 @@ private:
             trap.access_context = get_u32("context id");
             return trap;
         }
+        case trace_tag::whole_object_digest:
+            return get_whole_object_digest();
         default:
             if (!record_failed_) {
                 fail_record("unknown record tag " + hex_byte(tag));
             }
             return std::nullopt;
         }
+    }
+
+    // `bytes` bytes, low byte first.
+    std::uint64_t get_fixed(unsigned bytes) {
+        std::uint64_t value = 0;
+        for (unsigned i = 0; i < bytes; ++i) value |= static_cast<std::uint64_t>(get_byte()) << (8 * i);
+        return value;
+    }
+
+    std::optional<trace_event> get_whole_object_digest() {
+        const std::uint8_t outcome = get_byte();
+        if (outcome > static_cast<std::uint8_t>(whole_object_digest::kind::unreadable)) {
+            if (!record_failed_) fail_record("whole-object digest outcome " + std::to_string(outcome) + " is not 0, 1 or 2");
+            return std::nullopt;
+        }
+        whole_object_digest decided{.outcome = static_cast<whole_object_digest::kind>(outcome)};
+        if (decided.outcome != whole_object_digest::kind::digested) {
+            decided.count = get_varint();
+            return decided;
+        }
+        object_fingerprint& f = decided.fingerprint;
+        decided.where = get_varint();
+        decided.weight = std::bit_cast<double>(get_fixed(8));
+        // A weight is the inverse of a probability: at least 1 (and never NaN, which no record could equal).
+        if (!(decided.weight >= 1 && decided.weight <= std::numeric_limits<double>::max()) && !record_failed_) {
+            fail_record("whole-object digest weight is not a finite number of at least 1");
+            return std::nullopt;
+        }
+        f.digest = get_fixed(8);
+        f.size = get_varint();
+        const std::uint8_t flags = get_byte();
+        if ((flags & ~trace_tag::digest_all_zero) != 0 && !record_failed_) {
+            fail_record("whole-object digest flags " + hex_byte(flags) + " have unknown bits");
+            return std::nullopt;
+        }
+        f.all_zero = (flags & trace_tag::digest_all_zero) != 0;
+        const std::uint64_t repeats = get_varint();
+        if ((repeats & 1) != 0 || repeats >> f.blocks.size() != 0) {
+            if (!record_failed_) fail_record("whole-object digest block mask names blocks that cannot repeat");
+            return std::nullopt;
+        }
+        for (std::size_t i = 0; i < f.blocks.size(); ++i)
+            f.blocks[i] = (repeats >> i & 1) != 0 ? f.blocks[i - 1] : static_cast<std::uint32_t>(get_fixed(4));
+        return decided;
     }
 
     // `what` bytes: a length, then that many bytes of the block.

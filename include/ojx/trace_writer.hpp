@@ -12,6 +12,7 @@
 #include "ojx/crc32c.hpp"
 #include "ojx/trace_format.hpp"
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -239,6 +240,31 @@ public:
         });
     }
 
+    // A digested object: address, weight and digest (both as their 64 bits), size, flags, then the blocks, each
+    // either the same as the block before it (a bit of the mask) or its 32 bits. Objects often repeat a block
+    // (zeros, a fill), and a digest record per object is what a trace pays for whole-object evidence.
+    bool append(const whole_object_digest& decided) noexcept {
+        return write_simple(trace_tag::whole_object_digest, [&](trace_byte_writer& out) {
+            out.put_byte(static_cast<std::uint8_t>(decided.outcome));
+            if (decided.outcome != whole_object_digest::kind::digested) {
+                out.put_varint(decided.count);
+                return;
+            }
+            const object_fingerprint& f = decided.fingerprint;
+            out.put_varint(decided.where);
+            put_fixed(out, std::bit_cast<std::uint64_t>(decided.weight), 8);
+            put_fixed(out, f.digest, 8);
+            out.put_varint(f.size);
+            out.put_byte(f.all_zero ? trace_tag::digest_all_zero : 0);
+            std::uint64_t repeats = 0;
+            for (std::size_t i = 1; i < f.blocks.size(); ++i)
+                repeats |= std::uint64_t{f.blocks[i] == f.blocks[i - 1]} << i;
+            out.put_varint(repeats);
+            for (std::size_t i = 0; i < f.blocks.size(); ++i)
+                if ((repeats >> i & 1) == 0) put_fixed(out, f.blocks[i], 4);
+        });
+    }
+
     // Symbols. Signal-safe as well (names are copied into the block, not kept).
     bool append_type(type_id id, std::string_view name) noexcept {
         return write_simple(trace_tag::type_symbol, [&](trace_byte_writer& out) {
@@ -381,6 +407,11 @@ private:
         // The length field is 32 bits.
         constexpr std::size_t largest = trace_block_header_size + std::numeric_limits<std::uint32_t>::max();
         buffer_ = buffer.first(buffer.size() < largest ? buffer.size() : largest);
+    }
+
+    // `bytes` bytes of `value`, low byte first (a digest, a weight's bits, a block's digest). Signal-safe.
+    static void put_fixed(trace_byte_writer& out, std::uint64_t value, unsigned bytes) noexcept {
+        for (unsigned i = 0; i < bytes; ++i) out.put_byte(static_cast<std::uint8_t>(value >> (8 * i)));
     }
 
     // The allocation shape record that follows an allocation, when there is anything to say. Signal-safe.

@@ -105,6 +105,9 @@ private:
         ++result_.events;
     }
     void deliver(const memory_fill_event& fill) { memory_.write(fill.where, fill.bytes); }
+    // The recording's whole-object digests, as it decided them: the replayed machine has no moments of its own
+    // (a free, an exit) to digest at.
+    void deliver(const whole_object_digest& decided) { profiler_.apply_recorded_digest(decided); }
     void deliver(const events_lost_event& lost) { result_.events_lost += lost.count; }
     // Everything else: the recording's own samples, traps, watchpoint calls and reads (the replay makes its own),
     // symbols the reader keeps, the run's description (read before the replay), and GC ends.

@@ -133,6 +133,9 @@ public:
         deliver_trace(file, name, [this](const auto& e) { deliver(e); }, contexts_, result_);
         if (result_.error.empty() && !relocation_error_.empty())
             result_.error = std::string(name) + ": " + relocation_error_;
+        if (result_.error.empty() && unmatched_digests_ != 0)
+            result_.error = std::string(name) + ": " + std::to_string(unmatched_digests_) +
+                            " whole-object digest record(s) name an object the replay does not track";
         result_.watchpoint_differences = watchpoints_.differences();
         return std::move(result_);
     }
@@ -189,6 +192,10 @@ private:
         mapped_trap.access_context = contexts_.mapped(trap.access_context);
         consume([&] { profiler_.on_trap(mapped_trap); });
     }
+    // What the live run's digest decided, applied without memory (the trace has the fingerprint).
+    void deliver(const whole_object_digest& decided) {
+        if (!profiler_.apply_recorded_digest(decided)) ++unmatched_digests_;
+    }
     void deliver(const memory_contents_event& contents) { memory_.add(contents); }
     void deliver(const watchpoint_arm_event& arm) { watchpoints_.recorded(arm); }
     void deliver(const watchpoint_disarm_event& disarm) { watchpoints_.recorded(disarm); }
@@ -225,6 +232,7 @@ private:
     survivor_decoder relocating_; // the survivors since the last relocation record
     std::vector<typename profiler<Policies>::relocated_object> survivors_; // reused at each relocation record
     std::string relocation_error_; // the first survivor record that referred past the previous relocation
+    std::uint64_t unmatched_digests_ = 0;
     replay_result result_;
 };
 

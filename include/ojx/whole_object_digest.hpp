@@ -1,0 +1,29 @@
+// What one whole-object digest moment decided, as a replay needs it: a digested object's fingerprint and the
+// weight its subsampling gave it, or how many objects a budget skipped or could not be read. A replay has no heap
+// contents to read, so the live run records these (trace tag 0x7F, docs/trace-format.md) and the replayed
+// profiler does the same bookkeeping from them (profiler::apply_recorded_digest) as the live one did from memory.
+#pragma once
+
+#include "ojx/object_contents.hpp"
+#include "ojx/types.hpp"
+
+#include <cstdint>
+
+namespace ojx {
+
+struct whole_object_digest {
+    enum class kind : std::uint8_t {
+        digested = 0,   // the tracked object at `where` was digested: `fingerprint`, `weight`
+        skipped = 1,    // `count` objects were not drawn by a budget
+        unreadable = 2, // `count` objects could not be read
+    };
+    kind outcome = kind::digested;
+    address where = 0;        // digested: the object's first byte
+    std::uint64_t count = 1;  // skipped, unreadable
+    double weight = 1;        // digested: the inverse of the chance it was drawn (allocation sampling's weight apart)
+    object_fingerprint fingerprint; // digested
+
+    friend bool operator==(const whole_object_digest&, const whole_object_digest&) = default;
+};
+
+} // namespace ojx
