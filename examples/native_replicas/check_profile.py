@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check an ojx profile of native_replicas against the program's ground truth.
 
-    check_profile.py PROFILE.json TRUTH.json
+    check_profile.py [--whole-objects] PROFILE.json TRUTH.json
 
 PROFILE.json is the JSON profile the agent wrote (docs/profile-format.md); TRUTH.json is what
 `native_replicas --truth FILE` wrote. Each profile context is mapped to a site by searching all of its
@@ -19,6 +19,11 @@ Checks:
   (b) bounds   for each planted site whose context is reported, the true largest-group ratio X_N/X lies in
                [omega, gamma] (profile numbers carry 6 significant digits, so 1e-5 of slack)
   (c) control  no reported context of a control site is "replicated" (omega >= 0.1)
+
+With --whole-objects the checks judge the site's whole-object estimate instead of its comparisons (the agents
+digest objects whole at their free and at exit: docs/design.md): a context is reported only where its estimate
+rests on whole objects, and [omega, gamma] is the interval of its largest identical group's share. The run's
+watchpoints do not matter then.
 
 A profile of a run without watchpoints (run.watchpoints "none: …; sampling only") has no comparisons: only
 `found` is checked, and the table says why.
@@ -109,7 +114,9 @@ def sampling_only_reason(path):
     return watchpoints[len("none"):].lstrip(":( ").split("; sampling only")[0]
 
 
-def read_profile(path):
+def read_profile(path, evidence="comparisons"):
+    """The profile's contexts; with evidence="whole_objects", their reported flag, bounds and theta are those of the
+    whole-object estimate (a context whose estimate rests on anything else counts as unreported)."""
     doc = load_json(path, "profile")
     where = f"profile {path}"
     if not isinstance(doc, dict):
@@ -136,7 +143,23 @@ def read_profile(path):
             "omega": number(entry, "omega", at),
             "gamma": number(entry, "gamma", at),
         })
+        if evidence == "whole_objects":
+            contexts[-1].update(whole_object_bounds(entry, at))
     return contexts
+
+
+def whole_object_bounds(entry, where):
+    """A context's reported flag, theta (the largest group's share), [omega, gamma] (its interval) and comparisons
+    (objects digested) from its whole-object estimate."""
+    estimate = field(entry, "estimate", where, lambda v: isinstance(v, dict), "an object")
+    if estimate.get("evidence") != "whole_objects":
+        return {"reported": False, "theta": 0, "omega": 0, "gamma": 1, "comparisons": 0}
+    low, high = field(estimate, "largest_share_ci", where + ".estimate",
+                      lambda v: isinstance(v, list) and len(v) == 2 and all(is_number(x) for x in v),
+                      "two numbers")
+    whole = field(entry, "whole_objects", where, lambda v: isinstance(v, dict), "an object")
+    return {"reported": True, "theta": number(estimate, "largest_share", where + ".estimate"), "omega": low,
+            "gamma": high, "comparisons": count(whole, "objects", where + ".whole_objects")}
 
 
 def site_of(context, sites):
@@ -284,12 +307,17 @@ def main(argv):
     if argv[1:] in (["-h"], ["--help"]):
         print(__doc__.strip())
         return 0
+    evidence = "comparisons"
+    if argv[1:2] == ["--whole-objects"]:
+        evidence = "whole_objects"
+        argv = argv[:1] + argv[2:]
     if len(argv) != 3:
-        print("usage: check_profile.py PROFILE.json TRUTH.json  (--help explains the checks)", file=sys.stderr)
+        print("usage: check_profile.py [--whole-objects] PROFILE.json TRUTH.json  (--help explains the checks)",
+              file=sys.stderr)
         return 2
     try:
         sites = read_truth(argv[2])
-        contexts = read_profile(argv[1])
+        contexts = read_profile(argv[1], evidence)
     except InputError as error:
         print(f"check_profile: {error}", file=sys.stderr)
         return 2
@@ -298,7 +326,7 @@ def main(argv):
     print_table(rows)
     for note in notes:
         print(f"note: {note}")
-    sampling_only = sampling_only_reason(argv[1])
+    sampling_only = sampling_only_reason(argv[1]) if evidence == "comparisons" else None
     if sampling_only:
         failures = [failure for failure in failures if failure.startswith("found")]
         print(f"note: the run compared nothing, so only 'found' is checked: no watchpoints ({sampling_only})")

@@ -70,6 +70,13 @@ struct agent {
     std::chrono::steady_clock::time_point started{};
 };
 
+// Whole-object evidence (docs/design.md): tracked objects are digested whole at their free, reading at most
+// this many bytes a second (each second's objects subsampled alike beyond it), and those alive at exit within
+// the exit budget. Chosen by measurement (README.md, "Costs"): reading runs at several GiB/s, so each budget
+// costs well under a tenth of a core-second where a program frees or keeps that much.
+constexpr std::uint64_t death_digest_bytes_per_second = 64ULL << 20;
+constexpr std::uint64_t exit_digest_bytes = 256ULL << 20;
+
 // Tracked allocations per second above which the exit summary points at interval=: each costs ≈ 0.3 µs
 // (bench/RESULTS.md), so this many cost ≈ 1.5 % of a core.
 constexpr double heavy_tracking_per_second = 50000;
@@ -163,6 +170,9 @@ void untrack(void* pointer) {
     // Sampling: only what the profiler took concerns it (erased before the C library can reuse the address).
     if (the_agent->sampling_interval != 0 && !the_agent->sampled_objects.erase(reinterpret_cast<std::uintptr_t>(pointer)))
         return;
+    // Its contents at death are final (for realloc's old block too: what it held when the program gave it up,
+    // whether the block then moves, shrinks or grows in place into an object the profiler counts anew).
+    the_agent->session.digest_at_death(reinterpret_cast<address>(pointer));
     the_agent->session.on_free(reinterpret_cast<address>(pointer));
 }
 
@@ -294,6 +304,7 @@ std::vector<option_spec> preload_agent_options() {
     the_agent->sampling_interval = parsed.values.size("interval");
     session.profiler.allocation_sampling_interval = the_agent->sampling_interval;
     session.record_file = the_agent->files.trace;
+    session.profiler.death_digest_bytes_per_second = death_digest_bytes_per_second;
     find_own_code();
     the_agent->backtrace = libgcc_backtrace;
     if (const std::string& unwinder = parsed.values.choice("unwinder"); unwinder != "libgcc") {
@@ -354,11 +365,27 @@ void finish_profile() {
         ::nanosleep(&millisecond, nullptr);
 }
 
+// The exit summary's line on whole-object evidence.
+void print_digest_summary(const profiler_stats& s, std::uint64_t at_exit) {
+    std::fprintf(stderr,
+                 "ojx: %llu objects digested whole (%.1f MiB; %llu at their free, %llu alive at exit); %llu left out "
+                 "by the digest budgets (%llu MiB/s at free, %llu MiB at exit), %llu unreadable\n",
+                 static_cast<unsigned long long>(s.objects_digested),
+                 static_cast<double>(s.bytes_digested) / (1 << 20),
+                 static_cast<unsigned long long>(s.objects_digested - at_exit), static_cast<unsigned long long>(at_exit),
+                 static_cast<unsigned long long>(s.digests_skipped_budget),
+                 static_cast<unsigned long long>(death_digest_bytes_per_second >> 20),
+                 static_cast<unsigned long long>(exit_digest_bytes >> 20),
+                 static_cast<unsigned long long>(s.digests_unreadable));
+}
+
 void write_profile() {
     active.store(false);
     const agent_scope scope;
     agent& a = *the_agent;
     a.session.stop();
+    // The survivors' contents, before the profile is taken (and the trace ends).
+    const auto survivors = a.session.digest_tracked_objects(exit_digest_bytes);
     const hardware_backend& backend = a.session.backend();
     symbolizer symbols;
     report_naming naming;
@@ -392,6 +419,7 @@ void write_profile() {
                          error ? "" : "; profile written to ", error ? "" : a.files.profile.c_str());
             for (const std::string& line : a.session.health_lines()) std::fprintf(stderr, "ojx: %s\n", line.c_str());
             const profiler_stats& s = report.stats;
+            print_digest_summary(s, survivors.digested);
             const std::uint64_t tracked = s.allocations - s.allocations_ignored_small - s.allocations_ignored_contexts_full;
             const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - a.started).count();
             if (a.sampling_interval == 0 && seconds > 0 && static_cast<double>(tracked) / seconds > heavy_tracking_per_second)

@@ -56,14 +56,14 @@ inline std::size_t shared_blocks(const object_fingerprint& a, const object_finge
 }
 
 // Reads [begin, begin + size) through `memory` and fingerprints it. False when a read failed (the fingerprint is
-// then meaningless). No allocation: the bytes pass through a 512-byte buffer on the stack, read whole (one read
-// per 512 bytes: a read may be a system call) and split at block boundaries as they are digested.
+// then meaningless). No allocation: the bytes pass through a 4 KiB buffer on the stack, read whole (one read
+// per 4 KiB: a read may be a system call) and split at block boundaries as they are digested.
 template <memory_reader Memory>
 bool fingerprint_object(Memory& memory, address begin, std::uint64_t size, object_fingerprint& out) noexcept {
     out = object_fingerprint{};
     out.size = size;
     const std::uint64_t block_bytes = fingerprint_block_bytes(size);
-    alignas(8) unsigned char buffer[512];
+    alignas(8) unsigned char buffer[4096];
     content_digest whole;
     content_digest block;
     std::size_t block_index = 0;

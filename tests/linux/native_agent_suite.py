@@ -15,6 +15,10 @@ Tolerances (statistical claims are checked over all runs, not one lucky seed):
     are marked estimated, and each site's estimated number of objects is within 4 standard deviations (the
     profile's own variance estimate) + 3 % of what the program allocated; with weights missing the estimate
     would be the ~12 % of objects actually tracked.
+  - whole objects at defaults (one more run, no option but the file and a trace): the agent digests objects whole
+    at their free and at exit, so every planted site gets a whole-object estimate that ranks it above every
+    control, the true largest-group share lies in the estimate's interval for most planted sites, no control is
+    called replicated (interval's lower end >= 0.1), and `ojx replay` of the trace gives the same profile.
 Where the machine's debug registers do not work (the agent runs sampling only, and says why in the profile),
 there are no comparisons to check: every site must still be found, and the estimator checks are skipped with
 the reason printed.
@@ -88,6 +92,38 @@ def check_allocation_sampling(agent, program, workdir, seconds, interval="32k"):
     return problems
 
 
+def check_whole_objects_at_defaults(agent, program, workdir, seconds):
+    """Problems of a run at the agent's default options, judged by its whole-object estimates."""
+    truth = os.path.join(workdir, "truth-defaults.json")
+    profile = os.path.join(workdir, "profile-defaults.json")
+    trace = os.path.join(workdir, "trace-defaults.ojxt")
+    env = dict(os.environ, LD_PRELOAD=agent, OJX_OPTIONS=f"file={profile},record={trace}")
+    result = subprocess.run([program, "--seconds", str(seconds), "--seed", "11", "--truth", truth], env=env,
+                            capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        return [f"defaults: the profiled program exited {result.returncode}: {result.stderr[-2000:]}"]
+    print("--- defaults, whole-object estimates; the agent says: " +
+          " / ".join(line for line in result.stderr.splitlines() if "digested whole" in line))
+    problems = []
+    if "objects digested whole" not in result.stderr:
+        problems.append("defaults: the exit summary does not say how many objects were digested whole")
+    if problem := check_profile.check_replay(trace, profile):
+        problems.append(f"defaults: recording: {problem}")
+    sites = check_profile.read_truth(truth)
+    rows, _, failures = check_profile.check(check_profile.read_profile(profile, "whole_objects"), sites)
+    check_profile.print_table(rows)
+    planted = [row for row in rows if row[0]["role"] == "planted"]
+    outside = [failure for failure in failures if failure.startswith("(b)")]
+    for failure in failures:
+        print("  " + failure)
+        if not failure.startswith("(b)"):
+            problems.append(f"defaults: {failure}")
+    if len(outside) * 2 >= len(planted):
+        problems.append(f"defaults: the true share lies outside the whole-object interval for {len(outside)} of "
+                        f"{len(planted)} planted sites")
+    return problems
+
+
 def main(argv):
     if len(argv) < 4:
         print(__doc__)
@@ -140,6 +176,7 @@ def main(argv):
                 bounds_held += context["omega"] - check_profile.SLACK <= site["ratio"] <= context["gamma"] + \
                     check_profile.SLACK
     problems += check_allocation_sampling(agent, program, workdir, seconds)
+    problems += check_whole_objects_at_defaults(agent, program, workdir, seconds)
     # Bad options: a message that names the problem, and the program runs unprofiled to a normal exit.
     for options, expected in [("bogus=1", "bogus"), ("rate=fast", "rate"), ("sampler=magic", "precise"),
                               ("rate=0", "rate"), ("help", "threshold"), ("unwinder=magic", "unwinder"),

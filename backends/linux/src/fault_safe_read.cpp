@@ -135,6 +135,17 @@ read_method read_method_for(const ucontext_t& interrupted) noexcept {
                                                                  : read_method::system_call;
 }
 
+read_method read_method_here() noexcept {
+    if (!guard_installed.load(std::memory_order_acquire)) return read_method::system_call;
+    sigset_t blocked;
+    if (pthread_sigmask(SIG_BLOCK, nullptr, &blocked) != 0 || sigismember(&blocked, SIGSEGV) == 1 ||
+        sigismember(&blocked, SIGBUS) == 1)
+        return read_method::system_call;
+    const errno_preserved keep_errno;
+    return handler_in_place(SIGSEGV) && handler_in_place(SIGBUS) ? read_method::guarded_load
+                                                                 : read_method::system_call;
+}
+
 bool read_memory(std::uint64_t from, void* out, std::size_t size, read_method method) noexcept {
     if (size == 0) {
         return true;

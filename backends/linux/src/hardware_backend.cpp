@@ -1109,6 +1109,11 @@ std::optional<std::string> hardware_backend::attach_thread(pid_t tid) {
     return std::nullopt;
 }
 
+handler_reads hardware_backend::reads_here() const noexcept {
+    const thread_state* state = threads.find(current_tid());
+    return {read_method_here(), state != nullptr ? &state->watching : nullptr};
+}
+
 void hardware_backend::detach_current_thread() noexcept {
     const pid_t tid = current_tid();
     thread_state* state = threads.find(tid);

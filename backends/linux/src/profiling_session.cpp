@@ -2,6 +2,7 @@
 
 #include <sched.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "ojx/trace_run.hpp"
 
@@ -232,6 +233,34 @@ std::optional<object_info> profiling_session::handle_allocation(const allocation
 void profiling_session::on_free(address begin) {
     const guard locked(lock_);
     handle([&] { profiler_->on_free(begin); }, free_event{begin});
+}
+
+template <class Digest>
+auto profiling_session::digest_whole(Digest&& digest) {
+    const bool is_recording = recording_ && recording_->open;
+    memory_.reads = backend_.reads_here();
+    // The trace keeps the fingerprint; the bytes read for it would overflow the event notes.
+    if (is_recording) recorded_memory_.record_into(nullptr);
+    const auto note = [this, is_recording](const whole_object_digest& decided) noexcept {
+        if (is_recording) recording_->writer->append(decided);
+    };
+    const auto result = digest(note);
+    if (is_recording) recorded_memory_.record_into(&recording_->effects);
+    memory_.reads = {};
+    return result;
+}
+
+profiling_session::profiler_type::digest_outcome profiling_session::digest_at_death(address begin) {
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    const auto now_ns = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(now.tv_nsec);
+    const guard locked(lock_);
+    return digest_whole([&](const auto& note) { return profiler_->digest_at_death(begin, now_ns, note); });
+}
+
+profiling_session::profiler_type::sweep_result profiling_session::digest_tracked_objects(std::uint64_t byte_budget) {
+    const guard locked(lock_);
+    return digest_whole([&](const auto& note) { return profiler_->digest_tracked_objects(byte_budget, note); });
 }
 
 void profiling_session::on_move(address from, address to) {

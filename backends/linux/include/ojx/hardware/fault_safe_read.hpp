@@ -95,6 +95,8 @@ std::optional<std::string> install_fault_guard();
 // install its own at any time) and the interrupted code blocks neither signal (our handlers block neither);
 // system_call otherwise.
 read_method read_method_for(const ucontext_t& interrupted) noexcept;
+// Signal-safe: the same for code outside our handlers, on the calling thread (its own signal mask).
+read_method read_method_here() noexcept;
 
 // Re-reads the pid used by read_memory. Only needed after creating a process behind glibc's back (see above).
 // Signal-safe.

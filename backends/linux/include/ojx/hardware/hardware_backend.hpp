@@ -188,6 +188,11 @@ public:
     };
     std::optional<armed_watch> take_armed_at_sample() noexcept;
 
+    // How code outside the handlers may read memory on the calling thread (a whole-object digest in free() or at
+    // a collection's start): guarded loads where read_method_here allows them, except over what this thread's own
+    // debug registers watch (the trap would be taken inside our read). Signal-safe.
+    handler_reads reads_here() const noexcept;
+
     // Implementation detail shared with the signal handlers (src/backend_signals.cpp).
     struct internals;
 

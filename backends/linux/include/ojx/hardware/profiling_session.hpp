@@ -138,6 +138,13 @@ public:
     // tree is full. Node ids are stable for the session's life. Not signal-safe (may wait).
     context_id allocation_context(std::span<const std::uint64_t> frames);
     void on_free(address begin);
+    // Whole-object evidence (profiler::digest_at_death, digest_tracked_objects), under the lock, reading memory as
+    // code outside the handlers may (hardware_backend::reads_here). While recording, the trace gets what each
+    // decided (whole_object_digest records), not the bytes read. Not signal-safe (may wait).
+    // At the death of the object at `begin`, before on_free; the per-second budget runs on CLOCK_MONOTONIC.
+    profiler_type::digest_outcome digest_at_death(address begin);
+    // The tracked objects allocated since the previous sweep, within about `byte_budget` bytes (0: no limit).
+    profiler_type::sweep_result digest_tracked_objects(std::uint64_t byte_budget);
     void on_move(address from, address to);
     void on_gc_start();
     void on_collection(std::span<const profiler_type::relocated_object> survivors);
@@ -228,6 +235,10 @@ private:
     // With the lock held: the tree node of the allocation stack `frames` (leaf first), and the allocation itself.
     context_id insert_allocation_context(std::span<const std::uint64_t> frames) noexcept;
     std::optional<object_info> handle_allocation(const allocation_event& allocation);
+    // With the lock held: runs `digest(note)`, a profiler digest call, reading as this thread may, with `note`
+    // appending what it decided to the trace while recording.
+    template <class Digest>
+    auto digest_whole(Digest&& digest);
     // Signal-safe, with the lock held: the access context of the interrupted code, on thread `tid`.
     context_id access_context(const ucontext_t& context, pid_t tid) noexcept;
 
