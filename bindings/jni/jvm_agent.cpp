@@ -68,6 +68,13 @@ using async_get_call_trace_function = void (*)(call_trace*, jint, void*);
 
 constexpr std::size_t max_frames = profiling_session::max_frames;
 
+// Whole-object evidence (docs/design.md): at each collection's start, before anything moves, the tracked objects
+// allocated since the last sweep are digested within this many bytes (a subsample beyond it), a pause the
+// program waits for (whole_object_sweep_us_max in the profile's run.agent); before the final profile, those
+// allocated since the last collection within the exit budget.
+constexpr std::uint64_t collection_digest_bytes = 4ULL << 20;
+constexpr std::uint64_t exit_digest_bytes = 256ULL << 20;
+
 std::vector<option_spec> jvm_agent_options() {
     std::vector<option_spec> specs = common_agent_options();
     specs.insert(specs.begin(),
@@ -155,7 +162,7 @@ public:
     void on_class_prepare(jclass klass) { create_method_ids(klass); }
     void on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size);
     void on_gc_start() noexcept {
-        if (profiling()) objects_->on_collection_start();
+        if (profiling()) objects_->on_collection_start(collection_digest_bytes);
     }
     void on_gc_finish() noexcept {
         if (!profiling()) return;
@@ -607,6 +614,8 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
     if (!profiling()) return false;
     const std::string& path = file.empty() ? files_.profile : file;
     if (objects_->relocation_due()) objects_->relocate(jni);
+    // The objects allocated since the last collection, whole, before the final profile is taken.
+    if (final) objects_->sweep(exit_digest_bytes);
     replica_report report;
     tree_snapshot tree;
     const auto take = [&](profiling_session::profiler_type& profiler) {
@@ -654,6 +663,10 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
                      {"objects_moved_by_gc", r.moved.load()},
                      {"objects_freed_by_gc", r.died.load()},
                      {"relocation_check_failures", r.check_failures.load()},
+                     {"whole_object_sweeps", r.sweeps.load()},
+                     {"whole_object_sweeps_skipped", r.sweeps_skipped.load()},
+                     {"whole_object_sweep_us_total", r.sweep_ns_total.load() / 1000},
+                     {"whole_object_sweep_us_max", r.sweep_ns_max.load() / 1000},
                      {"objects_tracked_now", objects_->size()},
                      {"single_steps", c.steps.load()},
                      {"single_steps_refused_at_system_calls", c.steps_refused.load()},

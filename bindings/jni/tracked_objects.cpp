@@ -2,8 +2,11 @@
 
 #include "heap_layout.hpp"
 
+#include <time.h>
+
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 namespace ojx::jvm {
 
@@ -32,10 +35,32 @@ void tracked_objects::on_allocation(JNIEnv* jni, jobject object, jclass klass, s
     if (census_) census_->tag(object, klass, info->type, data_offset);
 }
 
-void tracked_objects::on_collection_start() noexcept {
+void tracked_objects::on_collection_start(std::uint64_t sweep_budget) noexcept {
+    sweep(sweep_budget);
     starts_.fetch_add(1, std::memory_order_acq_rel);
     session_.pause();
     session_.on_gc_start();
+}
+
+void tracked_objects::sweep(std::uint64_t byte_budget) noexcept {
+    const std::uint64_t finished = finishes_.load(std::memory_order_acquire);
+    if (starts_.load(std::memory_order_acquire) != finished || relocated_.load(std::memory_order_acquire) != finished) {
+        counters_.sweeps_skipped.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    timespec start{}, end{};
+    ::clock_gettime(CLOCK_MONOTONIC, &start);
+    try {
+        session_.digest_tracked_objects(byte_budget);
+    } catch (const std::bad_alloc&) {
+        // A site's first digest allocates its tables; without memory the sweep stops there, unharmed.
+    }
+    ::clock_gettime(CLOCK_MONOTONIC, &end);
+    const auto ns = static_cast<std::uint64_t>((end.tv_sec - start.tv_sec) * 1'000'000'000LL + (end.tv_nsec - start.tv_nsec));
+    counters_.sweeps.fetch_add(1, std::memory_order_relaxed);
+    counters_.sweep_ns_total.fetch_add(ns, std::memory_order_relaxed);
+    std::uint64_t longest = counters_.sweep_ns_max.load(std::memory_order_relaxed);
+    while (ns > longest && !counters_.sweep_ns_max.compare_exchange_weak(longest, ns, std::memory_order_relaxed)) {}
 }
 
 bool tracked_objects::relocate(JNIEnv* jni) {

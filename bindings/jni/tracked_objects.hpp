@@ -43,6 +43,11 @@ struct relocation_counters {
     std::atomic<std::uint64_t> check_failures{0};
     std::atomic<std::uint64_t> censuses{0};         // census=: heap walks written into the trace
     std::atomic<std::uint64_t> censuses_skipped{0}; // a collection came between the relocation and the walk, or the walk failed
+    // Whole-object sweeps (sweep): how many ran, were skipped (survivors awaiting relocation), and what they cost.
+    std::atomic<std::uint64_t> sweeps{0};
+    std::atomic<std::uint64_t> sweeps_skipped{0};
+    std::atomic<std::uint64_t> sweep_ns_total{0};
+    std::atomic<std::uint64_t> sweep_ns_max{0}; // the longest: at a collection's start, a pause the program waits
 };
 
 class tracked_objects {
@@ -64,8 +69,15 @@ public:
                        std::optional<std::uint64_t> array_length);
 
     // GarbageCollectionStart / Finish callbacks (VM thread): no JNI, no JVMTI, no lock the agent may hold
-    // while waiting for the VM.
-    void on_collection_start() noexcept;
+    // while waiting for the VM. A collection's start first digests, within `sweep_budget` bytes, the objects
+    // allocated since the last sweep (sweep), before anything moves.
+    void on_collection_start(std::uint64_t sweep_budget) noexcept;
+    // Whole-object evidence (docs/design.md): digests the tracked objects allocated since the last sweep, within
+    // about `byte_budget` bytes, if the object map is true now (no collection's survivors await relocation;
+    // otherwise they wait for the next sweep). Objects are digested from their data offset: the header is not
+    // contents, and references are compared as the addresses they hold now (object_contents.hpp). At a
+    // collection's start (VM thread) and before the final profile; no JNI.
+    void sweep(std::uint64_t byte_budget) noexcept;
     void on_collection_finish() noexcept { finishes_.fetch_add(1, std::memory_order_release); }
     // Whether a finished collection's survivors still have to be relocated.
     bool relocation_due() const noexcept {
