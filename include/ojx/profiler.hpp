@@ -35,6 +35,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace ojx {
@@ -79,6 +80,10 @@ struct profiler_config {
     // Mean bytes between sampled allocations when the allocation hook sees only a sample (JVMTI heap sampling);
     // 0: every allocation is seen. Allocation metrics are then scaled estimates (allocation_metrics.hpp).
     std::uint64_t allocation_sampling_interval = 0;
+    // Tracked allocations per second the agent aimed at by moving the interval at run time (adaptive tracking,
+    // allocation_rate_target.hpp); each object then says its own interval (allocation_shape::sampling_interval).
+    // 0: not adaptive. Only described in the report; the weights come from the objects.
+    std::uint64_t allocation_tracking_target = 0;
     std::uint64_t seed = 1;
     estimator_config estimator{};
 };
@@ -140,6 +145,14 @@ struct replica_report {
     profiler_stats stats;
     estimator_config estimator; // the settings the estimates were computed with
     std::uint64_t allocation_sampling_interval = 0; // profiler_config's: 0 when the allocation metrics are exact
+    std::uint64_t allocation_tracking_target = 0;   // profiler_config's: 0 when the interval was fixed
+    // The smallest and largest interval a tracked object said it was sampled at (allocation_shape), when any did.
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> sampled_interval_range;
+
+    // Whether the allocation metrics are scaled estimates rather than counts.
+    bool allocations_estimated() const noexcept {
+        return allocation_sampling_interval != 0 || allocation_tracking_target != 0;
+    }
 };
 
 // The policies a profiler is built from.
@@ -209,8 +222,14 @@ public:
         stats_.objects_evicted_by_overlap += inserted.evicted;
         ++state->objects;
         state->bytes += size;
-        state->allocated.add(type, size, shape,
-                             sampling_weight(size + shape.header_bytes, config_.allocation_sampling_interval));
+        const std::uint64_t interval = shape.sampling_interval.value_or(config_.allocation_sampling_interval);
+        if (shape.sampling_interval) {
+            sampled_interval_range_ = sampled_interval_range_
+                                          ? std::pair{std::min(sampled_interval_range_->first, interval),
+                                                      std::max(sampled_interval_range_->second, interval)}
+                                          : std::pair{interval, interval};
+        }
+        state->allocated.add(type, size, shape, sampling_weight(size + shape.header_bytes, interval));
         if (context < contexts_.size()) {
             contexts_.metrics(context).allocations += 1;
             contexts_.metrics(context).allocated_bytes += size;
@@ -362,6 +381,8 @@ public:
         result.stats = stats_;
         result.estimator = config_.estimator;
         result.allocation_sampling_interval = config_.allocation_sampling_interval;
+        result.allocation_tracking_target = config_.allocation_tracking_target;
+        result.sampled_interval_range = sampled_interval_range_;
         for (const auto& chunk : states_) {
             for (const context_state& state : *chunk) {
                 context_report entry;
@@ -732,6 +753,7 @@ private:
     fast_random rng_;
     profiler_stats stats_;
     std::uint64_t next_serial_ = 0;
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> sampled_interval_range_;
     // Context id → index of its state. Sized to the tree's capacity up front so the sample path never
     // reallocates it; states live in fixed-size chunks that never move.
     std::vector<std::uint32_t> state_of_context_;

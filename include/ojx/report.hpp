@@ -149,8 +149,13 @@ inline std::string_view array_element_type(std::string_view type) noexcept {
     return type.ends_with("[]") ? type.substr(0, type.size() - 2) : std::string_view{};
 }
 
-// How the allocation metrics of a run were counted, for the profile's run.allocation_counts.
-inline std::string describe_allocation_counting(std::uint64_t sampling_interval) {
+// How the allocation metrics of a run were counted, for the profile's run.allocation_counts. `tracking_target`:
+// tracked allocations per second an adaptive run aimed at (0: the interval was fixed).
+inline std::string describe_allocation_counting(std::uint64_t sampling_interval, std::uint64_t tracking_target = 0) {
+    if (tracking_target != 0)
+        return "estimated from heap sampling at an interval moved to track about " + std::to_string(tracking_target) +
+               " allocations per second: each sampled object of s bytes counts 1/(1 - exp(-s/N)) objects, N being "
+               "the interval in force when it was sampled (all of them counted while N was 0)";
     if (sampling_interval == 0) return "exact: every allocation of at least the size threshold counted";
     return "estimated from heap sampling every " + std::to_string(sampling_interval) +
            " bytes on average: each sampled object of s bytes counts 1/(1 - exp(-s/" +
@@ -190,10 +195,10 @@ inline void write_allocations(std::ostream& out, const named_allocations& a) {
 } // namespace report_detail
 
 // A context's metrics with its types named.
-inline named_allocations name_allocations(const context_allocations& allocated, std::uint64_t sampling_interval,
+inline named_allocations name_allocations(const context_allocations& allocated, bool estimated,
                                           const report_naming& naming) {
     named_allocations named;
-    named.estimated = sampling_interval != 0;
+    named.estimated = estimated;
     for (const type_allocations& t : allocated) named.types.push_back({report_detail::type_name(t.type, naming), t});
     named.other = allocated.other();
     return named;
@@ -258,8 +263,16 @@ void write_json(std::ostream& out, const replica_report& report, const Tree& tre
         << s.watch_cancelled << ", \"watchpoint_arm_failures\": " << s.watch_arm_failures << ",\n";
     out << "    \"traps\": " << s.traps << ", \"traps_stale\": " << s.traps_stale
         << ", \"comparisons\": " << s.comparisons << ",\n    \"allocation_counts\": \""
-        << describe_allocation_counting(report.allocation_sampling_interval) << "\",\n    \"estimator\": {\"min_comparisons\": "
-        << report.estimator.min_comparisons << ", \"confidence\": " << exact(report.estimator.confidence) << '}';
+        << describe_allocation_counting(report.allocation_sampling_interval, report.allocation_tracking_target) << '"';
+    if (report.allocation_tracking_target != 0) {
+        out << ",\n    \"allocation_sampling\": {\"targets_per_second\": [" << report.allocation_tracking_target << ']';
+        if (report.sampled_interval_range)
+            out << ", \"interval_range\": [" << report.sampled_interval_range->first << ", "
+                << report.sampled_interval_range->second << ']';
+        out << '}';
+    }
+    out << ",\n    \"estimator\": {\"min_comparisons\": " << report.estimator.min_comparisons
+        << ", \"confidence\": " << exact(report.estimator.confidence) << '}';
     if (!facts.agent_counters.empty()) {
         out << ",\n    \"agent\": {";
         for (std::size_t i = 0; i < facts.agent_counters.size(); ++i)
@@ -275,7 +288,7 @@ void write_json(std::ostream& out, const replica_report& report, const Tree& tre
         for (const context_report::access& a : c.accesses)
             accesses.push_back({frames(tree, a.context, naming), a.samples});
         out << (i ? ",\n" : "\n");
-        const named_allocations allocated = name_allocations(c.allocated, report.allocation_sampling_interval, naming);
+        const named_allocations allocated = name_allocations(c.allocated, report.allocations_estimated(), naming);
         write_context_json(out, type_name(c.type, naming), frames(tree, c.context, naming), c.objects, c.bytes,
                            &allocated, c.estimate, &c.evidence, accesses);
     }
@@ -308,7 +321,7 @@ void write_text(std::ostream& out, const replica_report& report, const Tree& tre
         out << line;
         const type_allocations allocated = c.allocated.total();
         out << "    " << type_name(c.type, naming) << " allocated at " << (alloc.empty() ? "?" : alloc.front())
-            << "   " << (report.allocation_sampling_interval ? "~" : "") << bytes(allocated.bytes)
+            << "   " << (report.allocations_estimated() ? "~" : "") << bytes(allocated.bytes)
             << " allocated, at least " << bytes(replicated_bytes_lower_bound(e, allocated.instances, allocated.bytes))
             << " in replicas\n";
         for (std::size_t f = 1; f < alloc.size(); ++f) out << "        from " << alloc[f] << '\n';
