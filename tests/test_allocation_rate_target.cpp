@@ -185,13 +185,25 @@ TEST_CASE("the concurrent front: the first tick starts the clock, a window close
     CHECK(target.interval() == 0);
     target.add(5, 5 * 4096, 5); // before the clock started: not a rate
     CHECK_FALSE(target.tick(1000));
-    target.add(1000000, 1000000ull * 4096, 1000000);
+    target.add(1000000, 1000000ull * 4096, 399); // 2 × 1000/s × 0.2 s tracked would close it early
     CHECK_FALSE(target.tick(1000 + window_ns - 1));
     CHECK(target.tick(1000 + window_ns));
     CHECK(target.interval() > 1'000'000);
     CHECK(target.windows() == 1);
     CHECK(target.smallest_interval() == 0);
     CHECK(target.largest_interval() == target.interval());
+}
+
+TEST_CASE("a window that has tracked twice its share of the target closes at once") {
+    allocation_rate_target_config config;
+    config.tracked_per_second = 1000;
+    allocation_rate_target target(config);
+    CHECK_FALSE(target.tick(1000));
+    target.add(399, 399 * 4096, 399);
+    CHECK_FALSE(target.tick(2000));
+    target.add(1, 4096, 1); // 400 tracked within 1 µs: a program allocating 4e8 a second
+    CHECK(target.tick(2000));
+    CHECK(target.interval() > 1'000'000);
 }
 
 TEST_CASE("the concurrent front loses no count when many threads add and tick at once") {
