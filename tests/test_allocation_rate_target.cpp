@@ -178,6 +178,24 @@ TEST_CASE("a positive floor: a quiet program is sampled at it, never tracked who
     CHECK(rule.interval() == 16384);
 }
 
+TEST_CASE("raise_to holds the interval up, and the next window predicts at the interval held") {
+    allocation_rate_target_config config;
+    config.tracked_per_second = 1000;
+    config.floor_interval = 4096;
+    config.smallest_interval = 4096;
+    allocation_rate_rule rule(config);
+    CHECK(rule.observe(100, 100 * 4096, predicted(100, 4096, 4096), 0.2) == 4096); // quiet: the floor
+    CHECK(rule.raise_to(65536) == 65536);
+    CHECK(rule.raise_to(1024) == 65536); // never lowers
+    // Quiet again: the interval steps down from where it was held (÷4 a window), not from the floor.
+    CHECK(rule.observe(100, 100 * 4096, predicted(100, 4096, 65536), 0.2) == 16384);
+    // Heavy, tracked as the held interval predicts: what was learnt of c is that the model was right.
+    rule.raise_to(65536);
+    rule.observe(200000, 200000.0 * 4096, predicted(200000, 4096, 65536), 0.2);
+    CHECK(rule.correction() == Approx(1).epsilon(1e-9));
+    CHECK(rule.raise_to(std::uint64_t{1} << 50) == config.largest_interval);
+}
+
 TEST_CASE("the concurrent front: the first tick starts the clock, a window closes only when it has lasted") {
     allocation_rate_target_config config;
     config.tracked_per_second = 1000;

@@ -6,11 +6,13 @@
 //
 // The rule (allocation_rate_rule) sees, per window, how many eligible allocations (at or above the size
 // threshold) were made and their bytes — counted exactly, or estimated from the sampled objects themselves where
-// the hook sees only samples (JVMTI) — and how many were tracked. A rise in the rates is believed at once
-// (overhead first); a fall is smoothed with an EWMA, so that one quiet window does not open the gates. If the
-// smoothed rate n is at most the target T, the interval falls to its floor (0: every eligible allocation is
-// tracked). Otherwise it solves c·n·(1 − e^(−s̄/I)) = T for I, s̄ being the mean eligible size:
-// I = s̄ / −ln(1 − T/(c·n)). With equal sizes c = 1 makes that exact; for a mix of sizes the model over-predicts
+// the hook sees only samples (JVMTI: a sampled object of s bytes at interval I stands for 1/p objects and s/p
+// bytes, p = 1 − e^(−s/I), an unbiased estimate however I moved; there every sample costs a callback, so the
+// floor is above 0 and the caller may hold the interval higher with raise_to) — and how many were tracked. A
+// rise in the rates is believed at once (overhead first); a fall is smoothed with an EWMA, so that one quiet
+// window does not open the gates. If the smoothed rate n is at most the target T, the interval falls to its
+// floor (0: every eligible allocation is tracked). Otherwise it solves c·n·(1 − e^(−s̄/I)) = T for I, s̄ being
+// the mean eligible size: I = s̄ / −ln(1 − T/(c·n)). With equal sizes c = 1 makes that exact; for a mix of sizes the model over-predicts
 // (1 − e^(−x) is concave: 1-16 KiB objects at 5× the target are tracked 14 % short), so c is learnt: the smoothed
 // ratio of what was tracked to what the model predicted for the interval in force. A window moves the interval by
 // at most a factor `step` either way, so one odd window cannot swing it; from the floor it goes straight to the
@@ -83,6 +85,14 @@ public:
             byte_rate_ = b >= byte_rate_ ? b : byte_rate_ + config_.smoothing * (b - byte_rate_);
         }
         interval_ = bounded(wanted());
+        return interval_;
+    }
+
+    // Where the caller must keep the interval at or above `lowest` for a reason of its own (a JVMTI agent bounds
+    // the callbacks that samples of every size cost): the interval becomes max(interval(), lowest), capped at
+    // largest_interval, so that the next window's prediction, and the learnt c, use the interval in force.
+    std::uint64_t raise_to(std::uint64_t lowest) noexcept {
+        interval_ = std::max(interval_, std::min(lowest, config_.largest_interval));
         return interval_;
     }
 
