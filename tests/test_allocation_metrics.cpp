@@ -105,6 +105,28 @@ TEST_CASE("the profiler scales sampled allocations by their whole size, header i
     CHECK(t.instances_variance == Approx(weight * (weight - 1)).epsilon(1e-12));
 }
 
+TEST_CASE("under adaptive tracking each object is weighed at the interval it was sampled at") {
+    session_config config;
+    config.profiler.allocation_sampling_interval = 8192; // the objects' own intervals take precedence
+    config.profiler.allocation_tracking_target = 1000;
+    session<> s(config);
+    const context_id site = s.prof.contexts().insert_path(std::vector<std::uint64_t>{1, 2});
+    s.machine.allocate(4096, site, 0, {.sampling_interval = 0});       // tracked for certain: counts 1
+    s.machine.allocate(4096, site, 0, {.sampling_interval = 16384});
+    s.machine.allocate(4096, site, 0, {.sampling_interval = 1 << 20});
+    const replica_report report = s.prof.report();
+    REQUIRE(report.contexts.size() == 1);
+    const type_allocations t = report.contexts[0].allocated.total();
+    const double expected = 1 + sampling_weight(4096, 16384) + sampling_weight(4096, 1 << 20);
+    CHECK(t.seen == 3);
+    CHECK(t.instances == Approx(expected).epsilon(1e-12));
+    CHECK(report.allocations_estimated());
+    CHECK(report.allocation_tracking_target == 1000);
+    REQUIRE(report.sampled_interval_range);
+    CHECK(report.sampled_interval_range->first == 0);
+    CHECK(report.sampled_interval_range->second == 1 << 20);
+}
+
 namespace {
 
 // HotSpot's heap sampler as in JDK 17 (ThreadHeapSampler): the bytes until the next sample are drawn from an

@@ -178,6 +178,24 @@ TEST_CASE("a positive floor: a quiet program is sampled at it, never tracked who
     CHECK(rule.interval() == 16384);
 }
 
+TEST_CASE("raise_to holds the interval up, and the next window predicts at the interval held") {
+    allocation_rate_target_config config;
+    config.tracked_per_second = 1000;
+    config.floor_interval = 4096;
+    config.smallest_interval = 4096;
+    allocation_rate_rule rule(config);
+    CHECK(rule.observe(100, 100 * 4096, predicted(100, 4096, 4096), 0.2) == 4096); // quiet: the floor
+    CHECK(rule.raise_to(65536) == 65536);
+    CHECK(rule.raise_to(1024) == 65536); // never lowers
+    // Quiet again: the interval steps down from where it was held (÷4 a window), not from the floor.
+    CHECK(rule.observe(100, 100 * 4096, predicted(100, 4096, 65536), 0.2) == 16384);
+    // Heavy, tracked as the held interval predicts: what was learnt of c is that the model was right.
+    rule.raise_to(65536);
+    rule.observe(200000, 200000.0 * 4096, predicted(200000, 4096, 65536), 0.2);
+    CHECK(rule.correction() == Approx(1).epsilon(1e-9));
+    CHECK(rule.raise_to(std::uint64_t{1} << 50) == config.largest_interval);
+}
+
 TEST_CASE("the concurrent front: the first tick starts the clock, a window closes only when it has lasted") {
     allocation_rate_target_config config;
     config.tracked_per_second = 1000;
@@ -185,13 +203,25 @@ TEST_CASE("the concurrent front: the first tick starts the clock, a window close
     CHECK(target.interval() == 0);
     target.add(5, 5 * 4096, 5); // before the clock started: not a rate
     CHECK_FALSE(target.tick(1000));
-    target.add(1000000, 1000000ull * 4096, 1000000);
+    target.add(1000000, 1000000ull * 4096, 399); // 2 × 1000/s × 0.2 s tracked would close it early
     CHECK_FALSE(target.tick(1000 + window_ns - 1));
     CHECK(target.tick(1000 + window_ns));
     CHECK(target.interval() > 1'000'000);
     CHECK(target.windows() == 1);
     CHECK(target.smallest_interval() == 0);
     CHECK(target.largest_interval() == target.interval());
+}
+
+TEST_CASE("a window that has tracked twice its share of the target closes at once") {
+    allocation_rate_target_config config;
+    config.tracked_per_second = 1000;
+    allocation_rate_target target(config);
+    CHECK_FALSE(target.tick(1000));
+    target.add(399, 399 * 4096, 399);
+    CHECK_FALSE(target.tick(2000));
+    target.add(1, 4096, 1); // 400 tracked within 1 µs: a program allocating 4e8 a second
+    CHECK(target.tick(2000));
+    CHECK(target.interval() > 1'000'000);
 }
 
 TEST_CASE("the concurrent front loses no count when many threads add and tick at once") {

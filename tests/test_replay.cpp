@@ -245,3 +245,33 @@ TEST_CASE("whole-object digests replay from their recorded fingerprints to the l
         REQUIRE(replay.json == live_json);
     }
 }
+
+// Adaptive tracking: each allocation carries the interval it was sampled at, which the trace keeps, so that the
+// replay weighs every object as the live run did and reports the same interval range.
+TEST_CASE("a run whose sampling interval moved replays to its live profile byte for byte", "[replay]") {
+    const std::vector<scenario> all = scenarios();
+    const scenario& s = all.front();
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+        INFO("seed " << seed);
+        emulation::session_config config = config_for(s, seed);
+        config.profiler.allocation_tracking_target = 2000;
+        const auto naming = naming_for(s.shapes);
+        recording_session<recording_policies<reservoir_replacement, reservoir_pairing>> r(config, naming);
+        fast_random intervals(seed);
+        const context_id site = r.prof.contexts().insert_path(std::vector<std::uint64_t>{7, 8});
+        std::uint64_t interval = 0;
+        for (int i = 0; i < 200; ++i) {
+            if (i % 20 == 0) interval = intervals.below(3) == 0 ? 0 : 1024 << intervals.below(12); // a new window
+            r.machine.allocate(1024 + 512 * intervals.below(8), site, 0, {.sampling_interval = interval});
+        }
+        run_workload(r.machine, r.prof.contexts(), s.shapes, {.seed = seed, .collect_every = s.collect_every});
+        const std::string live = profile_json(r, naming);
+        REQUIRE(live.find("\"allocation_sampling\": {\"targets_per_second\": [2000], \"interval_range\": [") !=
+                std::string::npos);
+        const auto replay = replay::replay_profile(finished_trace(r.trace), "run.ojxt");
+        REQUIRE(replay.error.empty());
+        REQUIRE(replay.replay.complete);
+        REQUIRE(replay.run.profiler.allocation_tracking_target == 2000);
+        REQUIRE(replay.json == live);
+    }
+}

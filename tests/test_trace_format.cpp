@@ -191,9 +191,10 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
                 .size = values.pick(2) == 0 ? previous.size : values.u64(previous.size),
                 .context = values.pick(2) == 0 ? previous.context : values.u32(previous.context),
                 .type = values.pick(2) == 0 ? previous.type : values.u32(previous.type)};
-            // Each shape field present or not (an allocation shape record follows when either is).
+            // Each shape field present or not (an allocation shape record follows when any is).
             if (values.pick(3) == 0) allocation.shape.header_bytes = values.u64();
             if (values.pick(3) == 0) allocation.shape.array_length = values.u64();
+            if (values.pick(3) == 0) allocation.shape.sampling_interval = values.pick(4) == 0 ? 0 : values.u64();
             previous = allocation;
             events.push_back(allocation);
             break;
@@ -467,24 +468,30 @@ TEST_CASE("an allocation's shape rides with it, full or compact, and nowhere els
         ojx::allocation_event{.thread = 3, .where = 0x1000 + 8160, .size = 64, .context = 1, .type = 2},
         ojx::allocation_event{.thread = 4, .where = 0x9000, .size = 100, .context = 2, .type = 5,
                               .shape = {.header_bytes = 12}},
+        // Adaptive tracking: the interval each object was sampled at, 0 (tracked for certain) included.
+        ojx::allocation_event{.thread = 4, .where = 0x9064, .size = 2048, .context = 2, .type = 5,
+                              .shape = {.sampling_interval = 0}},
+        ojx::allocation_event{.thread = 4, .where = 0x9864, .size = 2048, .context = 2, .type = 5,
+                              .shape = {.sampling_interval = 737280}},
     };
     const auto trace = write_trace(events, 4096);
     const auto read = read_all(trace.file);
     REQUIRE(read.error.empty());
     REQUIRE(read.events == events);
-    // Full record + shape (6 fields + 4 bytes of shape), then the compact forms: 1 byte + 5 of shape, and 1 byte.
+    // Full record + shape (6 fields + 4 bytes of shape), then the compact forms: 1 byte + 5 of shape, and 1 byte;
+    // the last two: 1 byte + 3 of shape, 1 byte + 5 of shape.
     const std::size_t payload = trace.file.size() - ojx::trace_header_size - ojx::trace_block_header_size;
-    CHECK(payload < 40);
+    CHECK(payload < 55);
 
     const std::array<std::byte, 4> stray = {std::byte{ojx::trace_tag::allocation_shape}, std::byte{2}, std::byte{8},
                                             std::byte{ojx::trace_tag::end_of_trace}};
     REQUIRE(read_all(one_block(stray)).error ==
             "trace.ojxt: block 0 at byte 20: allocation shape (tag 0x16) does not follow an allocation");
     const std::array<std::byte, 9> bad_flags = {std::byte{ojx::trace_tag::allocation}, std::byte{1}, std::byte{2},
-        std::byte{3}, std::byte{4}, std::byte{5}, std::byte{ojx::trace_tag::allocation_shape}, std::byte{0x04},
+        std::byte{3}, std::byte{4}, std::byte{5}, std::byte{ojx::trace_tag::allocation_shape}, std::byte{0x08},
         std::byte{ojx::trace_tag::end_of_trace}};
     REQUIRE(read_all(one_block(bad_flags)).error ==
-            "trace.ojxt: block 0 at byte 20: allocation shape flags 0x04 name an unknown field");
+            "trace.ojxt: block 0 at byte 20: allocation shape flags 0x08 name an unknown field");
 }
 
 TEST_CASE("bytes per event on realistic streams", "[trace]") {

@@ -12,6 +12,7 @@
 //
 // A profiler must never take the program down: bad options stop start-up with a message (at launch) or fail the
 // attach (dynamic); every fault at run time degrades and is said once.
+#include "adaptive_heap_sampling.hpp"
 #include "heap_layout.hpp"
 #include "hotspot_flags.hpp"
 #include "java_names.hpp"
@@ -43,6 +44,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -74,6 +76,14 @@ constexpr std::size_t max_frames = profiling_session::max_frames;
 // allocated since the last collection within the exit budget.
 constexpr std::uint64_t collection_digest_bytes = 4ULL << 20;
 constexpr std::uint64_t exit_digest_bytes = 256ULL << 20;
+// The default target of tracked allocations a second (track_rate=): each costs ≈ 7 µs of the allocating thread
+// (a callback, GetStackTrace, a weak global reference, the profiler's insert; bench/RESULTS.md, 2026-11-26), so
+// tracking costs ≈ 0.7 % of a core, and the callbacks for smaller objects at most about as much
+// (adaptive_heap_sampling::callbacks_per_tracked). A program allocating fewer objects at or above the threshold
+// a second has them sampled at adaptive_heap_sampling::floor_interval.
+constexpr const char* default_track_rate = "1000";
+// What JVMTI samples at until an agent sets an interval (its specification's default).
+constexpr std::uint64_t jvmti_default_interval = 512 * 1024;
 
 std::vector<option_spec> jvm_agent_options() {
     std::vector<option_spec> specs = common_agent_options();
@@ -83,8 +93,13 @@ std::vector<option_spec> jvm_agent_options() {
                      {"stop", option_kind::flag, "", "write the profile and stop profiling (dynamic attach)"},
                      {"dump", option_kind::flag, "", "write the profile now and keep profiling (dynamic attach)"},
                  });
+    specs.push_back({"track_rate", option_kind::count, default_track_rate,
+                     "adaptive heap sampling: about this many allocations (at or above threshold) a second are "
+                     "tracked, the heap sampling interval moving every 200 ms to meet it (at least 4k; callbacks "
+                     "for smaller objects bounded too); counts are weighted so that they stay unbiased"});
     specs.push_back({"interval", option_kind::size, "512k",
-                     "heap sampling interval: on average one allocation sampled per this many bytes allocated"});
+                     "when given, a fixed heap sampling interval instead of track_rate: on average one allocation "
+                     "sampled per this many bytes allocated (0: every allocation, exact counts)"});
     specs.push_back({"duration", option_kind::duration, "0",
                      "write the profile and stop after this long (e.g. 30s; 0: when the JVM exits)"});
     specs.push_back({"census", option_kind::count, "0",
@@ -98,7 +113,8 @@ struct jvm_settings {
     agent_settings agent;
     bool start = false, stop = false, dump = false;
     bool file_given = false; // with dump or stop: that profile goes to this file (the agent keeps its own)
-    std::uint64_t interval = 512 * 1024;
+    std::uint64_t interval = 512 * 1024; // with track_rate 0: the fixed heap sampling interval
+    std::uint64_t track_rate = 0;        // tracked allocations a second aimed at; 0: the interval is fixed
     std::chrono::nanoseconds duration{0};
     std::uint64_t census_every = 0; // census=: a heap walk after every this many relocated collections; 0: none
 };
@@ -114,8 +130,17 @@ std::optional<std::string> parse_jvm_options(const char* text, jvm_settings& set
     settings.dump = parsed.values.flag("dump");
     settings.file_given = parsed.values.given("file");
     if (settings.start + settings.stop + settings.dump > 1) return std::string("give one of start, stop and dump");
-    settings.interval = parsed.values.size("interval");
-    if (settings.interval > 0x7fffffff) return std::string("interval: at most 2g");
+    if (parsed.values.given("interval")) {
+        if (parsed.values.given("track_rate"))
+            return std::string("interval= and track_rate= both given: interval= fixes the heap sampling interval, "
+                               "track_rate= moves it to track that many allocations a second; give one");
+        settings.interval = parsed.values.size("interval");
+        if (settings.interval > 0x7fffffff) return std::string("interval: at most 2g");
+    } else {
+        settings.track_rate = parsed.values.count("track_rate");
+        if (settings.track_rate == 0)
+            return std::string("track_rate=0 would track nothing; interval=SIZE fixes the heap sampling interval");
+    }
     settings.duration = parsed.values.duration("duration");
     settings.census_every = parsed.values.count("census");
     if (settings.census_every != 0 && settings.agent.record_pattern.empty())
@@ -135,6 +160,15 @@ struct tree_snapshot {
     std::uint64_t frame_of(context_id id) const noexcept { return frames[id]; }
 };
 
+// Adaptive sampling: the interval in force when this thread's next sample point was drawn; not_drawn_yet before
+// its first SampledObjectAlloc or ThreadStart. HotSpot draws a thread's next sample point as it takes a sample,
+// before that sample's callback runs, at the interval in force then, and a new interval applies from each
+// thread's next point. So the sample a callback reports was drawn at the interval read in this thread's previous
+// callback, and the one read now is its next sample's. The agent sets JVMTI's interval and its own one after the
+// other: a point drawn between the two is weighed at the other (nanoseconds against a 200 ms window).
+constexpr std::uint64_t not_drawn_yet = ~std::uint64_t{0};
+thread_local std::uint64_t next_sample_interval = not_drawn_yet;
+
 class agent {
 public:
     // ---- Life cycle. All on live-phase Java threads (VMInit, the attach listener, the agent's thread). ----
@@ -153,6 +187,7 @@ public:
     // ---- JVMTI callbacks ----
 
     void on_thread_start() {
+        if (sampling_) next_sample_interval = draws_first_point_at_creation_ ? sampling_->interval() : 0;
         if (!profiling() || current_tid() == agent_tid_.load()) return;
         if (auto error = session_.attach_current_thread()) say_once(thread_error_said_, "a thread runs unprofiled: " + *error);
     }
@@ -199,6 +234,10 @@ private:
     heap_layout layout_;
     profiling_session session_;
     std::optional<tracked_objects> objects_; // made once the heap layout is known
+    std::optional<adaptive_heap_sampling> sampling_; // track_rate=: made at start
+    // Whether this JVM draws a thread's first sample point when the thread is made (JDK 25 and later) rather
+    // than sampling its first checked allocation for certain (JDK 17-24).
+    bool draws_first_point_at_creation_ = false;
     async_get_call_trace_function async_get_call_trace_ = nullptr;
     std::atomic<bool> profiling_{false};
     std::atomic<bool> stopping_{false};
@@ -328,6 +367,11 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
                (gc.empty() ? "collector unknown" : gc) + ")";
     jvmti_->Deallocate(reinterpret_cast<unsigned char*>(vm_name));
     jvmti_->Deallocate(reinterpret_cast<unsigned char*>(vm_version));
+    char* specification = nullptr;
+    if (jvmti_->GetSystemProperty("java.specification.version", &specification) == JVMTI_ERROR_NONE &&
+        specification != nullptr)
+        draws_first_point_at_creation_ = std::atoi(specification) >= 25;
+    jvmti_->Deallocate(reinterpret_cast<unsigned char*>(specification));
 
     // A profile that cannot be written is known now, and the JVM runs unprofiled: no fallback name, which would
     // be one the user did not ask for (and, in a shared directory, one another user could predict).
@@ -339,14 +383,22 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
 
     session_options options = settings_.agent.session;
     options.profiler.min_object_size = 1; // the agent applies the threshold to whole objects, headers included
-    // Allocation metrics are scaled by JVMTI's sampling (interval 0: every allocation is sampled, counts exact).
-    options.profiler.allocation_sampling_interval = settings_.interval;
+    // Allocation metrics are scaled by JVMTI's sampling (interval 0: every allocation is sampled, counts exact);
+    // under adaptive sampling each object carries the interval it was drawn at.
+    if (settings_.track_rate != 0) {
+        sampling_.emplace(static_cast<double>(settings_.track_rate));
+        options.profiler.allocation_sampling_interval = 0;
+        options.profiler.allocation_tracking_target = settings_.track_rate;
+    } else {
+        options.profiler.allocation_sampling_interval = settings_.interval;
+    }
     options.access_walker = stack_walker{this, walk_java_stack};
     options.runtime = runtime_;
     options.record_file = files_.trace;
     if (auto error = session_.start(options)) return error;
 
-    if (jvmti_->SetHeapSamplingInterval(static_cast<jint>(settings_.interval)) != JVMTI_ERROR_NONE)
+    const std::uint64_t first_interval = sampling_ ? sampling_->interval() : settings_.interval;
+    if (jvmti_->SetHeapSamplingInterval(static_cast<jint>(first_interval)) != JVMTI_ERROR_NONE)
         return std::string("SetHeapSamplingInterval failed");
     for (const jvmtiEvent event : {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, JVMTI_EVENT_GARBAGE_COLLECTION_START,
                                    JVMTI_EVENT_GARBAGE_COLLECTION_FINISH})
@@ -395,7 +447,17 @@ type_id agent::intern_type(const char* signature) {
 }
 
 void agent::on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size) {
-    if (size < static_cast<jlong>(settings_.agent.session.profiler.min_object_size) || !profiling()) return;
+    const bool eligible = size >= static_cast<jlong>(settings_.agent.session.profiler.min_object_size) && profiling();
+    std::optional<std::uint64_t> drawn_at; // adaptive: the interval this sample was drawn at
+    if (sampling_) {
+        // A thread older than the agent: JDK 25 and later drew its first point at JVMTI's default interval.
+        drawn_at = next_sample_interval != not_drawn_yet ? next_sample_interval
+                                                 : draws_first_point_at_creation_ ? jvmti_default_interval : 0;
+        next_sample_interval = sampling_->interval();
+        if (sampling_->on_sample(static_cast<std::uint64_t>(size), *drawn_at, eligible))
+            sem_post(&wake_); // the window has had its share: the agent's thread closes it now
+    }
+    if (!eligible) return;
     char* signature = nullptr;
     if (jvmti_->GetClassSignature(klass, &signature, nullptr) != JVMTI_ERROR_NONE) return;
     const std::uint32_t data_offset = layout_.data_offset(signature);
@@ -414,7 +476,8 @@ void agent::on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, j
         encoded[i] = encode_frame(java_frame{reinterpret_cast<std::uint64_t>(frames[i].method),
                                              static_cast<std::int32_t>(frames[i].location)});
     objects_->on_allocation(jni, object, klass, data_offset, element_size, static_cast<std::uint64_t>(size),
-                           std::span<const std::uint64_t>(encoded, static_cast<std::size_t>(depth)), type, array_length);
+                           std::span<const std::uint64_t>(encoded, static_cast<std::size_t>(depth)), type, array_length,
+                           drawn_at);
 }
 
 // AsyncGetCallTrace gives up ("unknown Java", "not walkable Java") where the interrupted pc is in code without a
@@ -572,6 +635,12 @@ void agent::start_agent_thread() {
         say_once(thread_error_said_, "cannot start the agent's thread; profiling stops at the first collection");
 }
 
+std::uint64_t monotonic_ns() noexcept {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
+}
+
 void* agent::agent_thread_main(void* raw) {
     auto& a = *static_cast<agent*>(raw);
     a.agent_tid_.store(current_tid());
@@ -596,6 +665,10 @@ void* agent::agent_thread_main(void* raw) {
         // A native library's sigaction is not interposed (bindings/jni/README.md): a handler it installs over one
         // of ours is noticed here, within one period, and every thread goes quiet.
         hardware_backend::poll_handlers();
+        if (a.sampling_) {
+            if (const auto next = a.sampling_->tick(monotonic_ns()))
+                a.jvmti_->SetHeapSamplingInterval(static_cast<jint>(*next));
+        }
         if (a.objects_->relocation_due()) a.objects_->relocate(jni);
         if (timed && std::chrono::steady_clock::now() - a.started_at_ >= a.settings_.duration) {
             a.write_profile(jni, "after the requested duration", {}, true);
@@ -671,7 +744,13 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
                      {"single_steps", c.steps.load()},
                      {"single_steps_refused_at_system_calls", c.steps_refused.load()},
                      {"sampling_interrupts", c.triggers.load()},
-                     {"heap_sampling_interval", settings_.interval}});
+                     {"heap_sampling_interval", sampling_ ? sampling_->interval() : settings_.interval}});
+    if (sampling_) {
+        facts.agent_counters.emplace_back("heap_sampling_windows", sampling_->windows());
+        facts.agent_counters.emplace_back("heap_sampling_window_ms", sampling_->windowed_ns() / 1'000'000);
+        facts.agent_counters.emplace_back("heap_samples", sampling_->callbacks_in_windows());
+        facts.agent_counters.emplace_back("heap_samples_tracked", sampling_->tracked_in_windows());
+    }
     if (settings_.census_every != 0) {
         facts.agent_counters.emplace_back("censuses", r.censuses.load());
         facts.agent_counters.emplace_back("censuses_skipped", r.censuses_skipped.load());
@@ -692,6 +771,18 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
         return false;
     }
     if (!settings_.agent.quiet) {
+        if (sampling_ && sampling_->windowed_ns() > 0) {
+            const double seconds = static_cast<double>(sampling_->windowed_ns()) * 1e-9;
+            std::fprintf(stderr,
+                         "ojx: adaptive heap sampling: %.0f allocations tracked a second (target %llu), %.0f samples "
+                         "a second of any size; interval %llu to %llu bytes over %llu windows\n",
+                         static_cast<double>(sampling_->tracked_in_windows()) / seconds,
+                         static_cast<unsigned long long>(settings_.track_rate),
+                         static_cast<double>(sampling_->callbacks_in_windows()) / seconds,
+                         static_cast<unsigned long long>(sampling_->smallest_interval()),
+                         static_cast<unsigned long long>(sampling_->largest_interval()),
+                         static_cast<unsigned long long>(sampling_->windows()));
+        }
         std::ostringstream text;
         write_text(text, report, tree, naming, facts, 5);
         std::fprintf(stderr, "%s", text.str().c_str());

@@ -13,7 +13,8 @@ namespace ojx::jvm {
 void tracked_objects::on_allocation(JNIEnv* jni, jobject object, jclass klass, std::uint32_t data_offset,
                                     std::uint8_t element_size, std::uint64_t size,
                                     std::span<const std::uint64_t> frames, type_id type,
-                                    std::optional<std::uint64_t> array_length) {
+                                    std::optional<std::uint64_t> array_length,
+                                    std::optional<std::uint64_t> sampling_interval) {
     if (size <= data_offset) return;
     const jweak reference = jni->NewWeakGlobalRef(object);
     if (reference == nullptr) return;
@@ -23,7 +24,8 @@ void tracked_objects::on_allocation(JNIEnv* jni, jobject object, jclass klass, s
     const address begin = object_address(object) + data_offset;
     const std::uint64_t contents = size - data_offset;
     // The header is the object's, not its contents': JVMTI sampled the whole object.
-    const allocation_shape shape{.header_bytes = data_offset, .array_length = array_length};
+    const allocation_shape shape{
+        .header_bytes = data_offset, .array_length = array_length, .sampling_interval = sampling_interval};
     const std::optional<object_info> info = session_.on_allocation(begin, contents, frames, type, shape);
     if (!info) {
         counters_.untracked_full.fetch_add(1, std::memory_order_relaxed);

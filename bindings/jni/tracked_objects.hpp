@@ -63,10 +63,11 @@ public:
     // On the allocating thread (SampledObjectAlloc): tracks the object's contents, `data_offset` bytes past
     // its address up to `size`, allocated at `frames` (leaf first). `element_size`: of a primitive array's
     // elements (0 for other objects), for the relocation check. `klass`: the object's class, for the census.
-    // `array_length`: an array's, for the allocation metrics.
+    // `array_length`: an array's, for the allocation metrics. `sampling_interval`: the heap sampling interval the
+    // object was sampled at, where it moves (allocation_shape::sampling_interval).
     void on_allocation(JNIEnv* jni, jobject object, jclass klass, std::uint32_t data_offset, std::uint8_t element_size,
                        std::uint64_t size, std::span<const std::uint64_t> frames, type_id type,
-                       std::optional<std::uint64_t> array_length);
+                       std::optional<std::uint64_t> array_length, std::optional<std::uint64_t> sampling_interval);
 
     // GarbageCollectionStart / Finish callbacks (VM thread): no JNI, no JVMTI, no lock the agent may hold
     // while waiting for the VM. A collection's start first digests, within `sweep_budget` bytes, the objects

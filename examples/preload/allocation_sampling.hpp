@@ -1,12 +1,19 @@
-// Which of a program's allocations the native agent tracks when `interval` is set, and which frees concern it.
+// Which of a program's allocations the native agent tracks when it samples them (adaptive tracking, its default,
+// or a fixed `interval`), and which frees concern it.
 //
 // Sampling: a Poisson process over the bytes of the allocations at or above the threshold, as the JVM samples its
 // heap (JDK 17's ThreadHeapSampler): each thread draws exponential gaps of mean `interval` bytes and an
 // allocation is tracked when a sampling point falls inside it, so an object of s bytes is tracked with probability
 // 1 − e^(−s/interval), independently of every other (the gap after a sampled object is drawn afresh from its end:
 // by memorylessness the process is still Poisson). The profiler weighs each tracked object by 1/that probability
-// (profiler_config::allocation_sampling_interval), so the allocation counts stay unbiased estimates. Untracked
-// allocations cost a thread-local subtraction; only tracked ones unwind their stacks.
+// (allocation_shape::sampling_interval), so the allocation counts stay unbiased estimates. Untracked allocations
+// cost a thread-local subtraction; only tracked ones unwind their stacks.
+//
+// Under adaptive tracking (ojx/allocation_rate_target.hpp) the interval moves: a thread that finds it changed
+// rescales the rest of its gap by new/old. The rest of an exponential gap of mean old is exponential of mean old
+// whatever came before (memorylessness), so the rescaled one is exponential of mean new: the next object is
+// tracked with probability 1 − e^(−s/new) exactly, the interval read for it. Interval 0 tracks every object. The
+// thread also counts its eligible allocations and hands them to the rate target every report_every of them.
 //
 // Frees: with sampling, nearly every free is of an object the profiler never saw. tracked_addresses holds the
 // addresses it did see (inserted after the profiler took the object, erased before the C library may reuse the
@@ -26,17 +33,41 @@ namespace ojx::preload {
 // Per thread; constinit so that it lives in the static TLS block of a preloaded library, reached without a call.
 class allocation_sampler {
 public:
-    // Whether the allocation of `bytes` (at or above the threshold) is tracked. `interval` > 0; `seed` and the
-    // thread's id (asked once per thread) give each thread its own sequence.
+    static constexpr std::uint32_t report_every = 64;
+
+    // Whether the allocation of `bytes` (at or above the threshold) is tracked at `interval` (0: every one);
+    // `seed` and the thread's id (asked once per thread) give each thread its own sequence.
     bool sampled(std::uint64_t bytes, std::uint64_t interval, std::uint64_t seed) noexcept {
-        if (state_ == 0) {
-            state_ = mix(seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(::gettid())) | 1;
-            remaining_ = gap(interval);
+        if (interval == 0) {
+            interval_ = 0;
+            return true;
         }
+        if (state_ == 0) state_ = mix(seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(::gettid())) | 1;
+        if (interval_ == 0)
+            remaining_ = gap(interval);
+        else if (interval_ != interval)
+            remaining_ = rescaled(remaining_, interval_, interval);
+        interval_ = interval;
         remaining_ -= static_cast<std::int64_t>(bytes);
         if (remaining_ > 0) return false;
         remaining_ = gap(interval);
         return true;
+    }
+
+    // Adaptive tracking: counts one eligible allocation of `bytes`, tracked or not. True when the counts are due
+    // to be handed over (every report_every allocations, and at a sampled one, which is rare and slow anyway).
+    bool count(std::uint64_t bytes, bool tracked) noexcept {
+        ++unreported_count_;
+        unreported_bytes_ += bytes;
+        unreported_tracked_ += tracked ? 1 : 0;
+        return unreported_count_ >= report_every || (tracked && interval_ != 0);
+    }
+    // Hands the counts to `add(count, bytes, tracked)` and starts afresh.
+    template <class Add>
+    void report(Add&& add) noexcept {
+        add(unreported_count_, unreported_bytes_, unreported_tracked_);
+        unreported_count_ = 0;
+        unreported_bytes_ = unreported_tracked_ = 0;
     }
 
 private:
@@ -55,8 +86,17 @@ private:
         return bytes < 1 ? 1 : static_cast<std::int64_t>(bytes);
     }
 
+    static std::int64_t rescaled(std::int64_t remaining, std::uint64_t from, std::uint64_t to) noexcept {
+        const double bytes = static_cast<double>(remaining) * (static_cast<double>(to) / static_cast<double>(from));
+        return bytes < 1 ? 1 : bytes > 0x1p62 ? std::int64_t{1} << 62 : static_cast<std::int64_t>(bytes);
+    }
+
     std::uint64_t state_ = 0; // 0: not seeded yet
+    std::uint64_t interval_ = 0; // the mean of the gap being drawn down; 0: none drawn
     std::int64_t remaining_ = 0;
+    std::uint32_t unreported_count_ = 0;
+    std::uint64_t unreported_bytes_ = 0;
+    std::uint64_t unreported_tracked_ = 0;
 };
 
 // A set of addresses shared by all threads, in shards with a spin lock each. Its allocations go through the

@@ -14,6 +14,7 @@
 #include "allocation_sampling.hpp"
 #include "exit_signals.hpp"
 
+#include "ojx/allocation_rate_target.hpp"
 #include "ojx/context_path_cache.hpp"
 #include "ojx/hardware/agent_options.hpp"
 #include "ojx/hardware/agent_output_file.hpp"
@@ -64,8 +65,12 @@ struct agent {
     // Unwinds allocation stacks: libunwind's unw_backtrace where it can be loaded (see find_fast_unwinder), else
     // libgcc_backtrace.
     int (*backtrace)(void** frames, int capacity) = nullptr;
-    // interval=: the mean bytes between tracked allocations (allocation_sampling.hpp); 0: every allocation.
+    // interval=: a fixed mean of bytes between tracked allocations (allocation_sampling.hpp); 0: every allocation.
     std::uint64_t sampling_interval = 0;
+    // track_rate= (the default): the interval moves to track about this many allocations a second; null with
+    // interval=.
+    std::optional<allocation_rate_target> rate_target;
+    bool sampling = false; // adaptive or a fixed interval above 0: some allocations go untracked
     preload::tracked_addresses sampled_objects; // with sampling: the objects the profiler took
     std::chrono::steady_clock::time_point started{};
 };
@@ -77,9 +82,13 @@ struct agent {
 constexpr std::uint64_t death_digest_bytes_per_second = 64ULL << 20;
 constexpr std::uint64_t exit_digest_bytes = 256ULL << 20;
 
-// Tracked allocations per second above which the exit summary points at interval=: each costs ≈ 0.3 µs
-// (bench/RESULTS.md), so this many cost ≈ 1.5 % of a core.
+// Tracked allocations per second above which the exit summary of an interval=0 run points at track_rate=: each
+// costs ≈ 0.3 µs (bench/RESULTS.md), so this many cost ≈ 1.5 % of a core.
 constexpr double heavy_tracking_per_second = 50000;
+// The default target of tracked allocations per second (track_rate=): the cost of tracking is bounded to
+// ≈ 0.15 % of a core, and programs allocating less than this many objects at or above the threshold a second
+// have every one tracked (bench/RESULTS.md, 2026-11-26).
+constexpr const char* default_track_rate = "5000";
 
 agent* the_agent = nullptr;
 std::atomic<bool> active{false};
@@ -145,11 +154,39 @@ std::size_t unwind_callers(std::uint64_t (&frames)[max_frames]) {
 
 [[gnu::tls_model("initial-exec")]] constinit thread_local preload::allocation_sampler byte_sampler;
 
+std::uint64_t monotonic_ns() noexcept {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+// Adaptive tracking's allocation path: one relaxed load of the interval and the thread's own subtraction; every
+// report_every eligible allocations (and at a tracked one) the thread's counts go to the target and the clock is
+// read, which closes the window when it is over. A tracked object carries the interval it was sampled at.
+bool sampled_adaptively(std::uint64_t size, allocation_shape& shape) noexcept {
+    allocation_rate_target& target = *the_agent->rate_target;
+    const std::uint64_t interval = target.interval();
+    const bool tracked = byte_sampler.sampled(size, interval, the_agent->settings.session.profiler.seed);
+    if (byte_sampler.count(size, tracked)) {
+        byte_sampler.report([&](std::uint64_t count, std::uint64_t bytes, std::uint64_t taken) {
+            target.add(count, bytes, taken);
+        });
+        target.tick(monotonic_ns());
+    }
+    if (tracked) shape.sampling_interval = interval;
+    return tracked;
+}
+
 void track(void* pointer, std::size_t size, allocator kind) {
     if (pointer == nullptr || in_agent || !active.load(std::memory_order_acquire)) return;
     if (size < the_agent->settings.session.profiler.min_object_size) return;
-    const std::uint64_t interval = the_agent->sampling_interval;
-    if (interval != 0 && !byte_sampler.sampled(size, interval, the_agent->settings.session.profiler.seed)) return;
+    allocation_shape shape;
+    if (the_agent->rate_target) {
+        if (!sampled_adaptively(size, shape)) return;
+    } else if (const std::uint64_t interval = the_agent->sampling_interval;
+               interval != 0 && !byte_sampler.sampled(size, interval, the_agent->settings.session.profiler.seed)) {
+        return;
+    }
     const agent_scope scope;
     std::uint64_t frames[max_frames];
     const std::span<const std::uint64_t> stack(frames, unwind_callers(frames));
@@ -158,9 +195,9 @@ void track(void* pointer, std::size_t size, allocator kind) {
         context = the_agent->session.allocation_context(stack);
         recent_stacks.remember(stack, context);
     }
-    const bool tracked = the_agent->session.on_allocation(reinterpret_cast<address>(pointer), size, context, kind)
-                             .has_value();
-    if (interval != 0 && tracked) the_agent->sampled_objects.insert(reinterpret_cast<std::uintptr_t>(pointer));
+    const bool tracked =
+        the_agent->session.on_allocation(reinterpret_cast<address>(pointer), size, context, kind, shape).has_value();
+    if (the_agent->sampling && tracked) the_agent->sampled_objects.insert(reinterpret_cast<std::uintptr_t>(pointer));
 }
 
 void untrack(void* pointer) {
@@ -168,7 +205,7 @@ void untrack(void* pointer) {
     if (malloc_usable_size(pointer) < the_agent->settings.session.profiler.min_object_size) return;
     const agent_scope scope;
     // Sampling: only what the profiler took concerns it (erased before the C library can reuse the address).
-    if (the_agent->sampling_interval != 0 && !the_agent->sampled_objects.erase(reinterpret_cast<std::uintptr_t>(pointer)))
+    if (the_agent->sampling && !the_agent->sampled_objects.erase(reinterpret_cast<std::uintptr_t>(pointer)))
         return;
     // Its contents at death are final (for realloc's old block too: what it held when the program gave it up,
     // whether the block then moves, shrinks or grows in place into an object the profiler counts anew).
@@ -247,13 +284,49 @@ std::optional<std::string> find_fast_unwinder() {
     return std::nullopt;
 }
 
+// Adaptive tracking at track_rate= unless interval= fixes the interval; an error names the conflict.
+std::optional<std::string> choose_allocation_tracking(const option_values& values, profiler_config& profiler) {
+    if (values.given("interval")) {
+        if (values.given("track_rate"))
+            return std::string("interval= and track_rate= both given: interval= fixes the sampling interval (0: every "
+                               "allocation), track_rate= moves it to track that many allocations a second; give one");
+        the_agent->sampling_interval = values.size("interval");
+        the_agent->sampling = the_agent->sampling_interval != 0;
+        profiler.allocation_sampling_interval = the_agent->sampling_interval;
+        return std::nullopt;
+    }
+    const std::uint64_t rate = values.count("track_rate");
+    if (rate == 0)
+        return std::string("track_rate=0 would track nothing; interval=0 tracks every allocation");
+    allocation_rate_target_config config;
+    config.tracked_per_second = static_cast<double>(rate);
+    the_agent->rate_target.emplace(config);
+    the_agent->sampling = true;
+    profiler.allocation_tracking_target = rate;
+    return std::nullopt;
+}
+
+// For the start line.
+std::string describe_allocation_tracking() {
+    if (the_agent->rate_target)
+        return ", of about " + std::to_string(the_agent->settings.session.profiler.allocation_tracking_target) +
+               " allocations a second (adaptive: all of them while the program makes fewer)";
+    if (the_agent->sampling)
+        return ", of a sample of allocations (one per " + std::to_string(the_agent->sampling_interval) +
+               " bytes on average)";
+    return ", of every allocation";
+}
+
 // This agent's own options, after the ones it shares with the JVM agent.
 std::vector<option_spec> preload_agent_options() {
     std::vector<option_spec> specs = common_agent_options();
+    specs.push_back({"track_rate", option_kind::count, default_track_rate,
+                     "adaptive allocation tracking: about this many allocations (at or above threshold) a second are "
+                     "tracked, the sampling interval moving every 200 ms to meet it; a program that allocates fewer "
+                     "has every one tracked; counts are weighted so that they stay unbiased"});
     specs.push_back({"interval", option_kind::size, "0",
-                     "allocation sampling: on average one allocation (at or above threshold) is tracked per this many "
-                     "bytes allocated, its counts weighted so that they stay unbiased; 0: every allocation (exact "
-                     "counts)"});
+                     "when given, a fixed sampling interval instead of track_rate: on average one allocation (at or "
+                     "above threshold) is tracked per this many bytes allocated; 0: every allocation (exact counts)"});
     specs.push_back({"exit_signals", option_kind::choice, "profile",
                      "SIGTERM, SIGINT and SIGHUP left at their default: profile (a thread of the agent's writes the "
                      "profile, then the process ends by the signal) or untouched (no such thread, as for programs "
@@ -301,8 +374,10 @@ std::vector<option_spec> preload_agent_options() {
     }
     session_options& session = the_agent->settings.session;
     session.runtime = "native (libojxpreload)";
-    the_agent->sampling_interval = parsed.values.size("interval");
-    session.profiler.allocation_sampling_interval = the_agent->sampling_interval;
+    if (auto error = choose_allocation_tracking(parsed.values, session.profiler)) {
+        std::fprintf(stderr, "ojx: OJX_OPTIONS: %s\nojx: not profiling\n", error->c_str());
+        return;
+    }
     session.record_file = the_agent->files.trace;
     session.profiler.death_digest_bytes_per_second = death_digest_bytes_per_second;
     find_own_code();
@@ -331,10 +406,7 @@ std::vector<option_spec> preload_agent_options() {
                  backend.watchpoint_description().c_str(), backend.memory_read_description().c_str(),
                  backend.signal_description().c_str(),
                  the_agent->backtrace != libgcc_backtrace ? "libunwind" : "libgcc unwinder",
-                 the_agent->sampling_interval == 0
-                     ? ""
-                     : (", of a sample of allocations (one per " + std::to_string(the_agent->sampling_interval) +
-                        " bytes on average)").c_str(),
+                 describe_allocation_tracking().c_str(),
                  describe_agent_files(the_agent->files).c_str());
     the_agent->started = std::chrono::steady_clock::now();
     profile.store(not_written, std::memory_order_release);
@@ -422,11 +494,22 @@ void write_profile() {
             print_digest_summary(s, survivors.digested);
             const std::uint64_t tracked = s.allocations - s.allocations_ignored_small - s.allocations_ignored_contexts_full;
             const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - a.started).count();
-            if (a.sampling_interval == 0 && seconds > 0 && static_cast<double>(tracked) / seconds > heavy_tracking_per_second)
+            const double per_second = seconds > 0 ? static_cast<double>(tracked) / seconds : 0;
+            if (a.rate_target)
                 std::fprintf(stderr,
-                             "ojx: %llu allocations tracked, %.0f per second: each unwinds its stack; interval=64k "
-                             "would track a sample of them, with counts weighted to stay unbiased\n",
-                             static_cast<unsigned long long>(tracked), static_cast<double>(tracked) / seconds);
+                             "ojx: adaptive tracking: %llu allocations tracked, %.0f per second (target %llu); sampling "
+                             "interval %llu to %llu bytes over %llu windows (0: every allocation)\n",
+                             static_cast<unsigned long long>(tracked), per_second,
+                             static_cast<unsigned long long>(a.settings.session.profiler.allocation_tracking_target),
+                             static_cast<unsigned long long>(a.rate_target->smallest_interval()),
+                             static_cast<unsigned long long>(a.rate_target->largest_interval()),
+                             static_cast<unsigned long long>(a.rate_target->windows()));
+            else if (!a.sampling && per_second > heavy_tracking_per_second)
+                std::fprintf(stderr,
+                             "ojx: %llu allocations tracked, %.0f per second: each unwinds its stack; track_rate= (the "
+                             "default, without interval=) would track a bounded sample of them, with counts weighted "
+                             "to stay unbiased\n",
+                             static_cast<unsigned long long>(tracked), per_second);
         }
         if (error)
             std::fprintf(stderr, "ojx: could not write the profile to %s: %s\n", a.files.profile.c_str(), error->c_str());

@@ -5,6 +5,10 @@
 // 1/p of its kind, p being the chance that an object of its size is sampled — the Horvitz-Thompson estimator,
 // unbiased whatever the mix of sizes.
 //
+// Where the interval moves during a run (adaptive tracking), each object carries the interval in force when it was
+// sampled (allocation_shape::sampling_interval) and is weighed by its own 1/p: each term of the sum is still
+// unbiased for its object, so the sum is too.
+//
 // JVMTI samples the allocation that crosses the next sampling point, the points being a Poisson process over
 // allocated bytes with mean spacing `interval` (HotSpot draws the gaps from an exponential distribution and carries
 // an overshoot into the next gap). An object of s bytes is sampled when at least one point falls in it:
@@ -28,6 +32,10 @@ struct allocation_shape {
     std::uint64_t header_bytes = 0;
     // For an array: its number of elements (exact, never derived from a padded size). Nothing for other objects.
     std::optional<std::uint64_t> array_length;
+    // Where the sampling interval moves during the run (adaptive tracking, allocation_rate_target.hpp): the mean
+    // bytes between samples that were in force when this object was sampled, which its weight must use; 0: it
+    // was tracked with certainty. Nothing: the profiler's fixed allocation_sampling_interval applies.
+    std::optional<std::uint64_t> sampling_interval;
 
     friend bool operator==(const allocation_shape&, const allocation_shape&) = default;
 };

@@ -6,15 +6,19 @@
 //
 // The rule (allocation_rate_rule) sees, per window, how many eligible allocations (at or above the size
 // threshold) were made and their bytes — counted exactly, or estimated from the sampled objects themselves where
-// the hook sees only samples (JVMTI) — and how many were tracked. A rise in the rates is believed at once
-// (overhead first); a fall is smoothed with an EWMA, so that one quiet window does not open the gates. If the
-// smoothed rate n is at most the target T, the interval falls to its floor (0: every eligible allocation is
-// tracked). Otherwise it solves c·n·(1 − e^(−s̄/I)) = T for I, s̄ being the mean eligible size:
-// I = s̄ / −ln(1 − T/(c·n)). With equal sizes c = 1 makes that exact; for a mix of sizes the model over-predicts
+// the hook sees only samples (JVMTI: a sampled object of s bytes at interval I stands for 1/p objects and s/p
+// bytes, p = 1 − e^(−s/I), an unbiased estimate however I moved; there every sample costs a callback, so the
+// floor is above 0 and the caller may hold the interval higher with raise_to) — and how many were tracked. A
+// rise in the rates is believed at once (overhead first); a fall is smoothed with an EWMA, so that one quiet
+// window does not open the gates. If the smoothed rate n is at most the target T, the interval falls to its
+// floor (0: every eligible allocation is tracked). Otherwise it solves c·n·(1 − e^(−s̄/I)) = T for I, s̄ being
+// the mean eligible size: I = s̄ / −ln(1 − T/(c·n)). With equal sizes c = 1 makes that exact; for a mix of sizes the model over-predicts
 // (1 − e^(−x) is concave: 1-16 KiB objects at 5× the target are tracked 14 % short), so c is learnt: the smoothed
 // ratio of what was tracked to what the model predicted for the interval in force. A window moves the interval by
 // at most a factor `step` either way, so one odd window cannot swing it; from the floor it goes straight to the
-// computed interval (a program that turns allocation-heavy is bounded within one window).
+// computed interval. A window that has tracked twice its share of the target (2·T·window) closes at once, however
+// short: a program that turns allocation-heavy, or starts so, pays for at most that many tracked allocations
+// before the interval follows it.
 //
 // allocation_rate_target is the concurrent front an allocation hook uses: the interval is one relaxed atomic
 // load; the population is added from per-thread counts now and then (relaxed atomic adds); whichever thread finds
@@ -84,6 +88,14 @@ public:
         return interval_;
     }
 
+    // Where the caller must keep the interval at or above `lowest` for a reason of its own (a JVMTI agent bounds
+    // the callbacks that samples of every size cost): the interval becomes max(interval(), lowest), capped at
+    // largest_interval, so that the next window's prediction, and the learnt c, use the interval in force.
+    std::uint64_t raise_to(std::uint64_t lowest) noexcept {
+        interval_ = std::max(interval_, std::min(lowest, config_.largest_interval));
+        return interval_;
+    }
+
     // The interval the smoothed rates call for, before the bound on change: the floor, or one in
     // [max(smallest_interval, floor), largest_interval].
     std::uint64_t wanted() const noexcept {
@@ -131,7 +143,12 @@ private:
 class allocation_rate_target {
 public:
     explicit allocation_rate_target(const allocation_rate_target_config& config) noexcept
-        : rule_(config), interval_(rule_.interval()), smallest_(rule_.interval()), largest_(rule_.interval()) {}
+        : rule_(config),
+          early_close_(std::max<std::uint64_t>(
+              1, static_cast<std::uint64_t>(2 * config.tracked_per_second * static_cast<double>(config.window_ns) * 1e-9))),
+          interval_(rule_.interval()),
+          smallest_(rule_.interval()),
+          largest_(rule_.interval()) {}
 
     allocation_rate_target(const allocation_rate_target&) = delete;
     allocation_rate_target& operator=(const allocation_rate_target&) = delete;
@@ -149,12 +166,15 @@ public:
         tracked_.fetch_add(tracked, std::memory_order_relaxed);
     }
 
-    // At `now_ns` (any monotonic clock, the same for every call): closes the window if it has lasted window_ns,
-    // setting the interval for the next. The first call starts the first window. One thread closes a window; a
-    // thread that finds another doing it returns at once. True when this call closed one.
+    // At `now_ns` (any monotonic clock, the same for every call): closes the window if it has lasted window_ns or
+    // has tracked twice its share of the target, setting the interval for the next. The first call starts the
+    // first window. One thread closes a window; a thread that finds another doing it returns at once. True when
+    // this call closed one.
     bool tick(std::uint64_t now_ns) noexcept {
         const std::uint64_t start = window_start_.load(std::memory_order_relaxed);
-        if (start != 0 && now_ns - start < rule_.config().window_ns) return false;
+        if (start != 0 && now_ns - start < rule_.config().window_ns &&
+            tracked_.load(std::memory_order_relaxed) < early_close_)
+            return false;
         if (closing_.exchange(true, std::memory_order_acquire)) return false;
         const std::uint64_t begun = window_start_.load(std::memory_order_relaxed);
         bool closed = false;
@@ -163,7 +183,8 @@ public:
             count_.store(0, std::memory_order_relaxed); // what came before the clock started is not a rate
             bytes_.store(0, std::memory_order_relaxed);
             tracked_.store(0, std::memory_order_relaxed);
-        } else if (now_ns > begun && now_ns - begun >= rule_.config().window_ns) {
+        } else if (now_ns > begun && (now_ns - begun >= rule_.config().window_ns ||
+                                      tracked_.load(std::memory_order_relaxed) >= early_close_)) {
             const auto count = static_cast<double>(count_.exchange(0, std::memory_order_relaxed));
             const auto bytes = static_cast<double>(bytes_.exchange(0, std::memory_order_relaxed));
             const auto tracked = static_cast<double>(tracked_.exchange(0, std::memory_order_relaxed));
@@ -187,6 +208,7 @@ public:
 
 private:
     allocation_rate_rule rule_; // only while closing_ is held
+    const std::uint64_t early_close_; // tracked in a window that close it before window_ns
     std::atomic<std::uint64_t> interval_;
     std::atomic<std::uint64_t> count_{0};
     std::atomic<std::uint64_t> bytes_{0};

@@ -41,6 +41,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace ojx {
@@ -85,6 +86,10 @@ struct profiler_config {
     // Mean bytes between sampled allocations when the allocation hook sees only a sample (JVMTI heap sampling);
     // 0: every allocation is seen. Allocation metrics are then scaled estimates (allocation_metrics.hpp).
     std::uint64_t allocation_sampling_interval = 0;
+    // Tracked allocations per second the agent aimed at by moving the interval at run time (adaptive tracking,
+    // allocation_rate_target.hpp); each object then says its own interval (allocation_shape::sampling_interval).
+    // 0: not adaptive. Only described in the report; the weights come from the objects.
+    std::uint64_t allocation_tracking_target = 0;
     std::uint64_t seed = 1;
     estimator_config estimator{};
     // Whole-object evidence: the tables each context gets when its first object is digested, and the bytes per
@@ -159,6 +164,14 @@ struct replica_report {
     profiler_stats stats;
     estimator_config estimator; // the settings the estimates were computed with
     std::uint64_t allocation_sampling_interval = 0; // profiler_config's: 0 when the allocation metrics are exact
+    std::uint64_t allocation_tracking_target = 0;   // profiler_config's: 0 when the interval was fixed
+    // The smallest and largest interval a tracked object said it was sampled at (allocation_shape), when any did.
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> sampled_interval_range;
+
+    // Whether the allocation metrics are scaled estimates rather than counts.
+    bool allocations_estimated() const noexcept {
+        return allocation_sampling_interval != 0 || allocation_tracking_target != 0;
+    }
 };
 
 // The policies a profiler is built from.
@@ -233,13 +246,20 @@ public:
             ++stats_.allocations_ignored_contexts_full;
             return std::nullopt;
         }
-        const object_info info{context, type, ++next_serial_};
+        const std::uint64_t interval = shape.sampling_interval.value_or(config_.allocation_sampling_interval);
+        if (shape.sampling_interval) {
+            sampled_interval_range_ = sampled_interval_range_
+                                          ? std::pair{std::min(sampled_interval_range_->first, interval),
+                                                      std::max(sampled_interval_range_->second, interval)}
+                                          : std::pair{interval, interval};
+        }
+        const double weight = sampling_weight(size + shape.header_bytes, interval);
+        const object_info info{context, type, ++next_serial_, weight};
         const auto inserted = objects_.insert(begin, begin + size, info);
         stats_.objects_evicted_by_overlap += inserted.evicted;
         ++state->objects;
         state->bytes += size;
-        state->allocated.add(type, size, shape,
-                             sampling_weight(size + shape.header_bytes, config_.allocation_sampling_interval));
+        state->allocated.add(type, size, shape, weight);
         if (context < contexts_.size()) {
             contexts_.metrics(context).allocations += 1;
             contexts_.metrics(context).allocated_bytes += size;
@@ -515,6 +535,8 @@ public:
         result.stats = stats_;
         result.estimator = config_.estimator;
         result.allocation_sampling_interval = config_.allocation_sampling_interval;
+        result.allocation_tracking_target = config_.allocation_tracking_target;
+        result.sampled_interval_range = sampled_interval_range_;
         for (const auto& chunk : states_) {
             for (const context_state& state : *chunk) {
                 context_report entry;
@@ -875,28 +897,30 @@ private:
     }
 
     // Reads and fingerprints [begin, begin + size), the tracked object `info`, and settles it into its context's
-    // whole-object evidence with `weight` (the inverse of the chance it was drawn). An unreadable object is left
-    // to the caller to settle (a sweep counts them in one note).
+    // whole-object evidence with `weight` (the inverse of the chance it was drawn) times the allocations it stands
+    // for; the trace keeps that product, so a replay needs no allocation weights. An unreadable object is left to
+    // the caller to settle (a sweep counts them in one note).
     template <class Note>
     digest_outcome digest(address begin, std::uint64_t size, const object_info& info, double weight, Note&& note) {
         context_state* state = existing_state(info.allocation_context);
         if (state == nullptr) return digest_outcome::untracked;
-        whole_object_digest digested{.outcome = whole_object_digest::kind::digested, .where = begin, .weight = weight};
+        whole_object_digest digested{.outcome = whole_object_digest::kind::digested,
+                                     .where = begin,
+                                     .weight = weight * info.allocation_weight};
         if (!fingerprint_object(memory_, begin, size, digested.fingerprint)) return digest_outcome::unreadable;
         settle(digested, state, note);
         return digest_outcome::digested;
     }
 
-    // The bookkeeping of one decision, live or replayed: a digested object goes into `state`'s evidence (its weight
-    // times the allocation sampling weight), the others into the counters; then `note` is told.
+    // The bookkeeping of one decision, live or replayed: a digested object goes into `state`'s evidence with its
+    // weight, the others into the counters; then `note` is told.
     template <class Note>
     void settle(const whole_object_digest& decided, context_state* state, Note&& note) {
         switch (decided.outcome) {
         case whole_object_digest::kind::digested: {
             const std::uint64_t size = decided.fingerprint.size;
             if (!state->whole) state->whole = std::make_unique<whole_object_evidence>(config_.whole_objects);
-            state->whole->record(decided.fingerprint,
-                                 decided.weight * sampling_weight(size, config_.allocation_sampling_interval));
+            state->whole->record(decided.fingerprint, decided.weight);
             ++stats_.objects_digested;
             stats_.bytes_digested += size;
             break;
@@ -938,6 +962,7 @@ private:
     std::uint64_t death_window_offered_ = 0;
     std::uint64_t death_window_digested_ = 0;
     double death_inclusion_ = 1;
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> sampled_interval_range_;
     // Context id → index of its state. Sized to the tree's capacity up front so the sample path never
     // reallocates it; states live in fixed-size chunks that never move.
     std::vector<std::uint32_t> state_of_context_;

@@ -151,8 +151,13 @@ inline std::string_view array_element_type(std::string_view type) noexcept {
     return type.ends_with("[]") ? type.substr(0, type.size() - 2) : std::string_view{};
 }
 
-// How the allocation metrics of a run were counted, for the profile's run.allocation_counts.
-inline std::string describe_allocation_counting(std::uint64_t sampling_interval) {
+// How the allocation metrics of a run were counted, for the profile's run.allocation_counts. `tracking_target`:
+// tracked allocations per second an adaptive run aimed at (0: the interval was fixed).
+inline std::string describe_allocation_counting(std::uint64_t sampling_interval, std::uint64_t tracking_target = 0) {
+    if (tracking_target != 0)
+        return "estimated from heap sampling at an interval moved to track about " + std::to_string(tracking_target) +
+               " allocations per second: each sampled object of s bytes counts 1/(1 - exp(-s/N)) objects, N being "
+               "the interval in force when it was sampled (all of them counted while N was 0)";
     if (sampling_interval == 0) return "exact: every allocation of at least the size threshold counted";
     return "estimated from heap sampling every " + std::to_string(sampling_interval) +
            " bytes on average: each sampled object of s bytes counts 1/(1 - exp(-s/" +
@@ -192,10 +197,10 @@ inline void write_allocations(std::ostream& out, const named_allocations& a) {
 } // namespace report_detail
 
 // A context's metrics with its types named.
-inline named_allocations name_allocations(const context_allocations& allocated, std::uint64_t sampling_interval,
+inline named_allocations name_allocations(const context_allocations& allocated, bool estimated,
                                           const report_naming& naming) {
     named_allocations named;
-    named.estimated = sampling_interval != 0;
+    named.estimated = estimated;
     for (const type_allocations& t : allocated) named.types.push_back({report_detail::type_name(t.type, naming), t});
     named.other = allocated.other();
     return named;
@@ -336,8 +341,16 @@ void write_json(std::ostream& out, const replica_report& report, const Tree& tre
         << ", \"bytes_digested\": " << s.bytes_digested << ", \"digests_skipped\": {\"budget\": "
         << s.digests_skipped_budget << ", \"unreadable\": " << s.digests_unreadable
         << "},\n    \"allocation_counts\": \""
-        << describe_allocation_counting(report.allocation_sampling_interval) << "\",\n    \"estimator\": {\"min_comparisons\": "
-        << report.estimator.min_comparisons << ", \"confidence\": " << exact(report.estimator.confidence)
+        << describe_allocation_counting(report.allocation_sampling_interval, report.allocation_tracking_target) << '"';
+    if (report.allocation_tracking_target != 0) {
+        out << ",\n    \"allocation_sampling\": {\"targets_per_second\": [" << report.allocation_tracking_target << ']';
+        if (report.sampled_interval_range)
+            out << ", \"interval_range\": [" << report.sampled_interval_range->first << ", "
+                << report.sampled_interval_range->second << ']';
+        out << '}';
+    }
+    out << ",\n    \"estimator\": {\"min_comparisons\": " << report.estimator.min_comparisons
+        << ", \"confidence\": " << exact(report.estimator.confidence)
         << ", \"min_digested_objects\": " << report.estimator.min_digested_objects << '}';
     if (!facts.agent_counters.empty()) {
         out << ",\n    \"agent\": {";
@@ -354,7 +367,7 @@ void write_json(std::ostream& out, const replica_report& report, const Tree& tre
         for (const context_report::access& a : c.accesses)
             accesses.push_back({frames(tree, a.context, naming), a.samples});
         out << (i ? ",\n" : "\n");
-        const named_allocations allocated = name_allocations(c.allocated, report.allocation_sampling_interval, naming);
+        const named_allocations allocated = name_allocations(c.allocated, report.allocations_estimated(), naming);
         const whole_object_view whole{c.whole, c.identical, c.near};
         write_context_json(out, type_name(c.type, naming), frames(tree, c.context, naming), c.objects, c.bytes,
                            &allocated, c.estimate, &c.evidence, c.combined, &whole, accesses);
@@ -398,7 +411,7 @@ void write_text(std::ostream& out, const replica_report& report, const Tree& tre
         out << line;
         const type_allocations allocated = c.allocated.total();
         out << "    " << type_name(c.type, naming) << " allocated at " << (alloc.empty() ? "?" : alloc.front())
-            << "   " << (report.allocation_sampling_interval ? "~" : "") << bytes(allocated.bytes)
+            << "   " << (report.allocations_estimated() ? "~" : "") << bytes(allocated.bytes)
             << " allocated, at least "
             << bytes(replicated_bytes_lower_bound(combined, allocated.instances, allocated.bytes)) << " in replicas\n";
         if (c.near.found)

@@ -559,7 +559,9 @@ private:
         }
         ++position_;
         const std::uint8_t flags = get_byte();
-        if ((flags & ~(trace_tag::shape_has_header | trace_tag::shape_is_array)) != 0 && !record_failed_) {
+        constexpr std::uint8_t known =
+            trace_tag::shape_has_header | trace_tag::shape_is_array | trace_tag::shape_has_sampling_interval;
+        if ((flags & ~known) != 0 && !record_failed_) {
             fail_record("allocation shape flags " + hex_byte(flags) + " name an unknown field");
             return;
         }
@@ -568,6 +570,9 @@ private:
         }
         if ((flags & trace_tag::shape_is_array) != 0) {
             shape.array_length = get_varint();
+        }
+        if ((flags & trace_tag::shape_has_sampling_interval) != 0) {
+            shape.sampling_interval = get_varint();
         }
     }
 

@@ -63,6 +63,7 @@ void for_each_setting(profiler_config& config, Visit&& visit) {
     visit("profiler.object_map_capacity", config.object_map_capacity);
     visit("profiler.access_contexts_per_context", config.access_contexts_per_context);
     visit("profiler.allocation_sampling_interval", config.allocation_sampling_interval);
+    visit("profiler.allocation_tracking_target", config.allocation_tracking_target);
     visit("profiler.seed", config.seed);
     visit("profiler.estimator.min_comparisons", config.estimator.min_comparisons);
     visit("profiler.estimator.confidence", config.estimator.confidence);

@@ -417,12 +417,14 @@ private:
     // The allocation shape record that follows an allocation, when there is anything to say. Signal-safe.
     static void put_shape(trace_byte_writer& out, const allocation_shape& shape) noexcept {
         const std::uint8_t flags = (shape.header_bytes != 0 ? trace_tag::shape_has_header : 0) |
-                                   (shape.array_length ? trace_tag::shape_is_array : 0);
+                                   (shape.array_length ? trace_tag::shape_is_array : 0) |
+                                   (shape.sampling_interval ? trace_tag::shape_has_sampling_interval : 0);
         if (flags == 0) return;
         out.put_byte(trace_tag::allocation_shape);
         out.put_byte(flags);
         if (shape.header_bytes != 0) out.put_varint(shape.header_bytes);
         if (shape.array_length) out.put_varint(*shape.array_length);
+        if (shape.sampling_interval) out.put_varint(*shape.sampling_interval);
     }
 
     template <class Encode>

@@ -27,6 +27,9 @@ struct object_info {
     context_id allocation_context = no_context;
     type_id type = no_type;
     std::uint64_t serial = 0;
+    // How many allocations it stands for: 1/p, p the chance the allocation hook tracked it (allocation sampling at
+    // the interval in force for it; allocation_metrics.hpp). A whole-object digest of it carries this weight.
+    double allocation_weight = 1;
 
     friend bool operator==(const object_info&, const object_info&) = default;
 };

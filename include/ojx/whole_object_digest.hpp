@@ -20,7 +20,7 @@ struct whole_object_digest {
     kind outcome = kind::digested;
     address where = 0;        // digested: the object's first byte
     std::uint64_t count = 1;  // skipped, unreadable
-    double weight = 1;        // digested: the inverse of the chance it was drawn (allocation sampling's weight apart)
+    double weight = 1;        // digested: the inverse of the chance it was drawn, times the allocations it stands for
     object_fingerprint fingerprint; // digested
 
     friend bool operator==(const whole_object_digest&, const whole_object_digest&) = default;

@@ -29,6 +29,18 @@ Scenarios and tolerances (statistical claims are checked over all runs, not one 
                4-16 % too few arrays there (Temurin 25, same program: within 5 %), so those runs get 20 %.
                Each context's elements per array equal the site's array length exactly (read with
                GetArrayLength) where the site's arrays have one size.
+  - adaptive: the agent's default heap sampling (track_rate=1000: the interval moves to track about 1000 arrays
+    a second) on JavaReplicas, G1, 4 threads (about 2 800 arrays of 3.5-8 KiB a second), recorded. Every check
+    above holds there with the same tolerances (the counts' 4 sigma come from each object's weight at the
+    interval it was sampled at), except that its planted sites are left out of the pooled reporting and bounds
+    counts: tracking about 1000 arrays a second rather than about half of them, it makes about half the
+    comparisons of the 8 KiB runs, and in 5 s often reports only some planted sites. And
+      rate:    the arrays tracked a second (heap_samples_tracked over heap_sampling_window_ms) are within a
+               factor 2 of the target where the program allocates at least twice the target (the rule settles
+               within a few per cent; the callbacks' own bound may hold the interval higher, never lower), and
+               at most twice the target otherwise;
+      replay:  the trace, whose objects each carry the interval they were sampled at, replays to the profile
+               byte for byte.
   - robustness: JvmStress (thread churn, class unloading, System.gc() in a loop) prints the same with the agent
     as without it.
   - options: an unknown or malformed option stops the JVM with a message naming it; `help` lists the options
@@ -91,12 +103,13 @@ class Suite:
 
     # ---- replicas against the truth ----
 
-    def replicas(self, jdk, name, jvm_flags, program_args, seed, expect_moves, record=False):
+    def replicas(self, jdk, name, jvm_flags, program_args, seed, expect_moves, record=False, options=TEST_OPTIONS,
+                 tracking_target=None, pooled=True):
         profile = os.path.join(self.workdir, f"profile-{name}.json")
         truth = os.path.join(self.workdir, f"truth-{name}.json")
         trace = os.path.join(self.workdir, f"trace-{name}.ojxt")
         result = self.java(jdk, *jvm_flags, "JavaReplicas", "--seed", str(seed), "--truth", truth, *program_args,
-                           agent_options=f"start,file={profile},seed={seed},{TEST_OPTIONS}" +
+                           agent_options=f"start,file={profile},seed={seed},{options}" +
                            (f",record={trace}" if record else ""))
         print(f"--- {name}: {' '.join(jvm_flags)} JavaReplicas {' '.join(program_args)}")
         if result.returncode != 0:
@@ -123,7 +136,7 @@ class Suite:
             if failure.startswith("(b)"):
                 continue  # bounds are counted over all runs
             self.fail(f"{name}: {failure}")
-        for site, context, _ in rows:
+        for site, context, _ in rows if pooled else []:
             if site["role"] != "planted":
                 continue
             self.planted_pairs += 1
@@ -141,9 +154,29 @@ class Suite:
             self.fail(f"{name}: {agent.get('relocation_check_failures')} relocated arrays had a wrong length")
         if expect_moves and not agent.get("collections_relocated"):
             self.fail(f"{name}: no collection was relocated under a small heap")
+        if tracking_target is not None:
+            self.tracked_rate(name, agent, truth, tracking_target)
         if record:
             if problem := check_profile.check_replay(trace, profile):
                 self.fail(f"{name}: recording: {problem}")
+
+    def tracked_rate(self, name, agent, truth, target):
+        window_ms = agent.get("heap_sampling_window_ms", 0)
+        if not window_ms or "heap_samples_tracked" not in agent:
+            self.fail(f"{name}: run.agent says nothing of adaptive heap sampling: {agent}")
+            return
+        tracked = agent["heap_samples_tracked"] * 1000 / window_ms
+        with open(truth, encoding="utf-8") as handle:
+            document = json.load(handle)
+        allocated = sum(site["objects"] for site in document["sites"]) / (window_ms / 1000)
+        heavy = allocated >= 2 * target
+        low = target / 2 if heavy else 0
+        verdict = "ok" if low <= tracked <= 2 * target else "OUTSIDE"
+        print(f"  tracked {tracked:.0f} arrays a second (target {target}; the program allocated at least "
+              f"{allocated:.0f} a second): {verdict} [{low:.0f}, {2 * target}]; {agent['heap_samples']} samples, "
+              f"{agent['heap_sampling_windows']} windows, interval at the end {agent.get('heap_sampling_interval')}")
+        if verdict != "ok":
+            self.fail(f"{name}: {tracked:.0f} arrays tracked a second, target {target}")
 
     def allocation_counts(self, name, profile, truth, many_small_tlabs):
         with open(profile, encoding="utf-8") as handle:
@@ -217,7 +250,9 @@ class Suite:
         print("--- options")
         for options, expected, must_start in [("start,bogus=1", "bogus", False), ("rate=fast", "rate", False),
                                               ("sampler=magic", "precise", False), ("interval=-3", "interval", False),
-                                              ("help", "threshold", True)]:
+                                              ("interval=8k,track_rate=500", "track_rate", False),
+                                              ("track_rate=0", "track_rate", False),
+                                              ("help", "track_rate", True)]:
             result = self.java(jdk, "JavaReplicas", "--seconds", "0.3", "--threads", "1", agent_options=options)
             said = " / ".join(line for line in result.stderr.splitlines() if line.startswith("ojx"))
             print(f"  {options}: exit {result.returncode}; {said[:200]}")
@@ -359,6 +394,11 @@ class Suite:
                           ["--seconds", str(2 * int(seconds)), "--threads", "8", "--gc-pressure"], seed,
                           expect_moves=True, record=gc in ("G1", "Serial"))
             seed += 1
+        # The default heap sampling, adaptive; 4 threads allocate well above its target.
+        self.replicas(DEBIAN_JDK, "jdk17-G1-4threads-adaptive", ["-XX:+UseG1GC"],
+                      ["--seconds", seconds, "--threads", "4"], seed, expect_moves=False, record=True,
+                      options="rate=1000,quiet", tracking_target=1000, pooled=False)
+        seed += 1
         others = sorted(path for path in glob.glob("/usr/lib/jvm/*")
                         if os.path.exists(os.path.join(path, "bin", "java")) and not os.path.islink(path)
                         and os.path.realpath(path) != os.path.realpath(DEBIAN_JDK))

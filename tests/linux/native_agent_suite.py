@@ -11,10 +11,13 @@ Tolerances (statistical claims are checked over all runs, not one lucky seed):
   - robustness: the program exits normally with the agent, as without it;
   - recording: seed 1 also records a trace (record=), and `ojx replay` of it (the ojx command named by the
     environment variable OJX) must give the profile the live run wrote, byte for byte, with no record lost.
-  - allocation sampling (interval=32k, one more run): every site is still found, the profile's allocation counts
-    are marked estimated, and each site's estimated number of objects is within 4 standard deviations (the
-    profile's own variance estimate) + 3 % of what the program allocated; with weights missing the estimate
-    would be the ~12 % of objects actually tracked.
+  - the main runs track every allocation (interval=0): the estimator checks are of exact tracking;
+  - allocation sampling (interval=32k, and adaptive tracking at track_rate=300, the program allocating ≈ 10 times
+    that: one more run each): every site is still found, the profile's allocation counts are marked estimated,
+    and each site's estimated number of objects is within 4 standard deviations (the profile's own variance
+    estimate) + 3 % of what the program allocated; with weights missing the estimate would be the ~12 % of objects
+    actually tracked. The adaptive run's profile says its target and the range of intervals its objects were
+    sampled at.
   - whole objects at defaults (one more run, no option but the file and a trace): the agent digests objects whole
     at their free and at exit, so every planted site gets a whole-object estimate that ranks it above every
     control, the true largest-group share lies in the estimate's interval for most planted sites, no control is
@@ -43,7 +46,7 @@ def run(agent, program, workdir, seed, seconds, profiled, unwinder="auto", compa
     if profiled:
         env["LD_PRELOAD"] = agent
         env["OJX_OPTIONS"] = (f"file={profile},seed={seed},rate=500,quiet,unwinder={unwinder},compare={compare},"
-                              f"reads={reads}")
+                              f"reads={reads},interval=0")
         if record:
             env["OJX_OPTIONS"] += f",record={record}"
     result = subprocess.run([program, "--seconds", str(seconds), "--seed", str(seed), "--truth", truth],
@@ -51,20 +54,29 @@ def run(agent, program, workdir, seed, seconds, profiled, unwinder="auto", compa
     return result, truth, profile
 
 
-def check_allocation_sampling(agent, program, workdir, seconds, interval="32k"):
-    """Problems of a run with interval= (allocation sampling): found sites, unbiased weighted counts."""
+def check_allocation_sampling(agent, program, workdir, seconds, tracking="interval=32k"):
+    """Problems of a run with allocation sampling (interval=N, or track_rate=N): found sites, unbiased weighted
+    counts."""
     truth = os.path.join(workdir, "truth-sampled.json")
     profile = os.path.join(workdir, "profile-sampled.json")
-    env = dict(os.environ, LD_PRELOAD=agent, OJX_OPTIONS=f"file={profile},seed=9,rate=500,quiet,interval={interval}")
+    env = dict(os.environ, LD_PRELOAD=agent, OJX_OPTIONS=f"file={profile},seed=9,rate=500,quiet,{tracking}")
     result = subprocess.run([program, "--seconds", str(seconds), "--seed", "9", "--truth", truth], env=env,
                             capture_output=True, text=True, timeout=120)
     if result.returncode != 0:
-        return [f"interval={interval}: the profiled program exited {result.returncode}: {result.stderr[-2000:]}"]
+        return [f"{tracking}: the profiled program exited {result.returncode}: {result.stderr[-2000:]}"]
     problems = []
     sites = check_profile.read_truth(truth)
     with open(profile, encoding="utf-8") as handle:
-        contexts = json.load(handle)["contexts"]
-    print(f"--- interval={interval}: estimated objects per site against the program's")
+        written = json.load(handle)
+    contexts = written["contexts"]
+    if tracking.startswith("track_rate="):
+        adaptive = written["run"].get("allocation_sampling", {})
+        print(f"  run.allocation_sampling: {adaptive}")
+        if adaptive.get("targets_per_second") != [int(tracking.split("=")[1])]:
+            problems.append(f"{tracking}: run.allocation_sampling does not name the target: {adaptive}")
+        elif adaptive.get("interval_range", [0, 0])[1] == 0:
+            problems.append(f"{tracking}: no object was sampled at a positive interval: {adaptive}")
+    print(f"--- {tracking}: estimated objects per site against the program's")
     for site in sites:
         # The site's contexts (a realloc site has two: its malloc and its realloc); the one with most objects.
         estimates = []
@@ -74,12 +86,12 @@ def check_allocation_sampling(agent, program, workdir, seconds, interval="32k"):
                 continue
             allocated = context.get("allocated", {})
             if not allocated.get("estimated"):
-                problems.append(f"interval={interval}: {site['function']}: counts not marked estimated")
+                problems.append(f"{tracking}: {site['function']}: counts not marked estimated")
             types = allocated.get("types", [])
             estimates.append((sum(t["instances"] for t in types), sum(t.get("instances_variance", 0) for t in types),
                               sum(t["seen"] for t in types)))
         if not estimates:
-            problems.append(f"interval={interval}: {site['function']} not found")
+            problems.append(f"{tracking}: {site['function']} not found")
             continue
         estimate, variance, seen = max(estimates)
         allowed = 4 * variance ** 0.5 + 0.03 * site["objects"]
@@ -87,7 +99,7 @@ def check_allocation_sampling(agent, program, workdir, seconds, interval="32k"):
         print(f"  {site['function']:26} estimated {estimate:8.0f} (sd {variance ** 0.5:5.0f}, {seen} tracked) "
               f"allocated {site['objects']:6}  {verdict}")
         if verdict != "ok":
-            problems.append(f"interval={interval}: {site['function']}: estimated {estimate:.0f} objects, allocated "
+            problems.append(f"{tracking}: {site['function']}: estimated {estimate:.0f} objects, allocated "
                             f"{site['objects']} (allowed difference {allowed:.0f})")
     return problems
 
@@ -176,12 +188,14 @@ def main(argv):
                 bounds_held += context["omega"] - check_profile.SLACK <= site["ratio"] <= context["gamma"] + \
                     check_profile.SLACK
     problems += check_allocation_sampling(agent, program, workdir, seconds)
+    problems += check_allocation_sampling(agent, program, workdir, seconds, "track_rate=300")
     problems += check_whole_objects_at_defaults(agent, program, workdir, seconds)
     # Bad options: a message that names the problem, and the program runs unprofiled to a normal exit.
     for options, expected in [("bogus=1", "bogus"), ("rate=fast", "rate"), ("sampler=magic", "precise"),
                               ("rate=0", "rate"), ("help", "threshold"), ("unwinder=magic", "unwinder"),
                               ("record=", "record"), ("record=/nonexistent/run.ojxt", "/nonexistent/run.ojxt"),
-                              ("reads=fast", "reads"),
+                              ("reads=fast", "reads"), ("track_rate=0", "track_rate=0 would track nothing"),
+                              ("track_rate=often", "track_rate"), ("interval=0,track_rate=1000", "both given"),
                               (f"reads=auto,file={workdir}/reads.json", "memory reads: guarded loads"),
                               (f"reads=syscall,file={workdir}/reads.json", "memory reads: process_vm_readv")]:
         env = dict(os.environ, LD_PRELOAD=agent, OJX_OPTIONS=options)

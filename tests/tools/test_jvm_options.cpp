@@ -29,6 +29,14 @@ TEST_CASE("run: typed options become agent options, in order, after start and th
     CHECK(result.line.profiling.profile_file() == "ojx-%p.json");
 }
 
+TEST_CASE("run: --track-rate is the agent's track_rate") {
+    const auto result = parse(parse_run_command_line, {"--track-rate", "500", "--", "java", "Main"});
+    REQUIRE(result.ok());
+    CHECK(result.line.profiling.agent_options() == "start,file=ojx-%p.json,track_rate=500");
+    const auto bad = parse(parse_run_command_line, {"--track-rate=many", "--", "java"});
+    CHECK_THAT(bad.error, Catch::StartsWith("--track-rate 'many'"));
+}
+
 TEST_CASE("run: --file and raw --option; the last file= is the profile, as the agent takes the last of repeats") {
     const auto result =
         parse(parse_run_command_line, {"--file", "a.json", "--option", "sampler=timer, file = b.json", "--", "java"});

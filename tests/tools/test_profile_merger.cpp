@@ -307,3 +307,41 @@ TEST_CASE("whole-object evidence merges exactly through the profile") {
         CHECK(c.near.near >= near_total);
     }
 }
+
+TEST_CASE("adaptive tracking's targets and interval ranges merge exactly, and survive the JSON") {
+    profile adaptive;
+    adaptive.run.allocation_counts = {describe_allocation_counting(0, 2000)};
+    adaptive.run.tracking_targets = {2000};
+    adaptive.run.sampled_interval_range = std::pair<std::uint64_t, std::uint64_t>{0, 1 << 20};
+    profile other = adaptive;
+    other.run.tracking_targets = {500};
+    other.run.allocation_counts = {describe_allocation_counting(0, 500)};
+    other.run.sampled_interval_range = std::pair<std::uint64_t, std::uint64_t>{4096, 1 << 22};
+    profile fixed;
+    fixed.run.allocation_counts = {describe_allocation_counting(65536)};
+
+    const profile back = through_json(adaptive, "adaptive");
+    CHECK(back.run.tracking_targets == std::vector<std::uint64_t>{2000});
+    CHECK(back.run.sampled_interval_range == adaptive.run.sampled_interval_range);
+
+    const profile all = through_json(merged({adaptive, fixed, other}), "adaptive-merged");
+    CHECK(all.run.tracking_targets == std::vector<std::uint64_t>{500, 2000});
+    REQUIRE(all.run.sampled_interval_range);
+    CHECK(all.run.sampled_interval_range->first == 0);
+    CHECK(all.run.sampled_interval_range->second == 1 << 22);
+    CHECK(all.run.allocation_counts.size() == 3);
+    CHECK(json_of(merged({fixed, other, adaptive})) == json_of(merged({adaptive, fixed, other})));
+    // A fixed interval alone says nothing of adaptive tracking.
+    CHECK(json_of(through_json(fixed, "fixed")).find("allocation_sampling") == std::string::npos);
+}
+
+TEST_CASE("a malformed interval range is refused with the field named") {
+    const auto path = std::filesystem::temp_directory_path() / "ojx-test-bad-range.json";
+    std::ofstream(path) << R"({"ojx_profile_version": 1, "run": {"allocation_sampling": {"targets_per_second": [2000],
+        "interval_range": [5, 1]}}, "contexts": []})";
+    profile back;
+    const auto error = load_profiles({path.string()}, back);
+    std::filesystem::remove(path);
+    REQUIRE(error);
+    CHECK(error->find("allocation_sampling.interval_range") != std::string::npos);
+}

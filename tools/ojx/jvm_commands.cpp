@@ -25,8 +25,10 @@ namespace {
 
 constexpr const char* profiling_options_help = R"(  --file FILE        where the profile goes (default ojx-%p.json; %p: the JVM's pid, %t: its start time)
   --rate N           memory-access samples per second per running thread (agent default 200)
-  --interval SIZE    heap sampling interval: one allocation sampled per SIZE bytes allocated (default 512k;
-                     8k gives much more evidence per second, at some cost)
+  --track-rate N     allocations (at or above the threshold) tracked a second: the heap sampling interval moves
+                     to meet it, a quieter program has them sampled every 4k (agent default 1000)
+  --interval SIZE    a fixed heap sampling interval instead: one allocation sampled per SIZE bytes allocated
+                     (8k gives much more evidence per second, at a cost that grows with allocation)
   --threshold SIZE   smallest object tracked, header included (default 1k)
   --duration TIME    write the profile and stop after this long (30s, 500ms; default: when the JVM exits)
   --option TEXT      agent options as they are, comma-separated (sampler=timer,slots=2); after the others,

@@ -11,17 +11,20 @@ namespace ojx::tool {
 
 namespace {
 
-// The typed options of run and attach, each the agent option of the same name and kind.
+// The typed options of run and attach, each the agent option of the same name and kind (spelt with '-' for '_'
+// on ojx's command line).
 struct typed_option {
     std::string_view name;
     option_kind kind;
     std::string_view valid_default; // any value of the kind: parse_options checks the declared default too
+    std::string_view flag;
 };
 constexpr typed_option typed_options[] = {
-    {"rate", option_kind::rate, "1"},
-    {"interval", option_kind::size, "1"},
-    {"threshold", option_kind::size, "1"},
-    {"duration", option_kind::duration, "0"},
+    {"rate", option_kind::rate, "1", "--rate"},
+    {"track_rate", option_kind::count, "1", "--track-rate"},
+    {"interval", option_kind::size, "1", "--interval"},
+    {"threshold", option_kind::size, "1", "--threshold"},
+    {"duration", option_kind::duration, "0", "--duration"},
 };
 
 // One `--name VALUE` or `--name=VALUE` (or a bare flag) taken off the front of the arguments.
@@ -66,7 +69,7 @@ std::string check_agent_value(std::string_view option, std::string_view value) {
 
 // Checks a typed option's value with the agent's own parser; the agent item ("rate=1000") or an error.
 std::string typed_item(const typed_option& option, std::string_view value, std::string& error) {
-    error = check_agent_value("--" + std::string(option.name), value);
+    error = check_agent_value(option.flag, value);
     if (!error.empty()) return {};
     const option_spec spec{option.name, option.kind, option.valid_default, ""};
     const std::string item = std::string(option.name) + "=" + std::string(value);
@@ -75,7 +78,7 @@ std::string typed_item(const typed_option& option, std::string_view value, std::
         // "option 'rate=fast': expected a rate: …" → "--rate 'fast': expected a rate: …"
         const std::string prefix = "option '" + item + "': ";
         const bool shaped = result.error.rfind(prefix, 0) == 0;
-        error = "--" + std::string(option.name) + " '" + std::string(value) +
+        error = std::string(option.flag) + " '" + std::string(value) +
                 "': " + (shaped ? result.error.substr(prefix.size()) : result.error);
         return {};
     }
@@ -105,7 +108,7 @@ bool read_profiling_option(std::string_view argument, argument_reader& reader, p
         return true;
     }
     for (const typed_option& option : typed_options) {
-        if (name != "--" + std::string(option.name)) continue;
+        if (name != option.flag) continue;
         const std::string_view value = reader.value_of(argument, error);
         if (error.empty()) options.settings.push_back(typed_item(option, value, error));
         return true;

@@ -78,6 +78,11 @@ struct run_profile {
     // Each descriptive field with every distinct value seen (one for a single profile), sorted after a merge.
     std::vector<std::string> runtime, sampler, watchpoints, pairing, replacement;
     std::vector<std::string> allocation_counts; // how allocation metrics were counted (none in older profiles)
+    // Adaptive tracking (run.allocation_sampling): every target of tracked allocations per second the runs aimed
+    // at, sorted (none where every run had a fixed interval), and the smallest and largest interval their tracked
+    // objects were sampled at.
+    std::vector<std::uint64_t> tracking_targets;
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> sampled_interval_range;
     std::vector<run_counter> counters;
     estimator_config estimator;
     std::uint64_t profiles = 1; // how many profiles this one was merged from

@@ -117,6 +117,17 @@ std::optional<std::string> profile_merger::add_run(const run_profile& run, const
     add_values(run_.pairing, run.pairing);
     add_values(run_.replacement, run.replacement);
     add_values(run_.allocation_counts, run.allocation_counts);
+    for (const std::uint64_t target : run.tracking_targets) {
+        const auto at = std::lower_bound(run_.tracking_targets.begin(), run_.tracking_targets.end(), target);
+        if (at == run_.tracking_targets.end() || *at != target) run_.tracking_targets.insert(at, target);
+    }
+    if (run.sampled_interval_range) {
+        const auto& [smallest, largest] = *run.sampled_interval_range;
+        run_.sampled_interval_range = run_.sampled_interval_range
+                                          ? std::pair{std::min(run_.sampled_interval_range->first, smallest),
+                                                      std::max(run_.sampled_interval_range->second, largest)}
+                                          : *run.sampled_interval_range;
+    }
     std::map<std::string, std::uint64_t> sums;
     for (const run_counter& c : run_.counters) sums[c.path] += c.value;
     for (const run_counter& c : run.counters) sums[c.path] += c.value;

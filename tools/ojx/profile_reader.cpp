@@ -166,6 +166,11 @@ public:
     }
 
     bool EndArray(rapidjson::SizeType) {
+        if (path_ == "run.allocation_sampling.interval_range[]") {
+            if (interval_range_.size() != 2 || interval_range_[0] > interval_range_[1])
+                return wrong_type("allocation_sampling.interval_range", "[smallest, largest]");
+            run_.sampled_interval_range = std::pair{interval_range_[0], interval_range_[1]};
+        }
         leave();
         return true;
     }
@@ -262,6 +267,19 @@ private:
             if (key_ == "replacement") return run_text(v, run_.replacement);
             if (key_ == "allocation_counts") return run_text(v, run_.allocation_counts);
             if (v.what == scalar::kind::unsigned_integer) run_.counters.push_back({key_, v.integer});
+            return true;
+        }
+        if (path_ == "run.allocation_sampling.targets_per_second[]") {
+            std::uint64_t target = 0;
+            if (!count(v, "allocation_sampling.targets_per_second", target)) return false;
+            const auto at = std::lower_bound(run_.tracking_targets.begin(), run_.tracking_targets.end(), target);
+            if (at == run_.tracking_targets.end() || *at != target) run_.tracking_targets.insert(at, target);
+            return true;
+        }
+        if (path_ == "run.allocation_sampling.interval_range[]") {
+            std::uint64_t interval = 0;
+            if (!count(v, "allocation_sampling.interval_range", interval)) return false;
+            interval_range_.push_back(interval);
             return true;
         }
         if (path_ == "run.estimator") {
@@ -585,6 +603,7 @@ private:
     bool is_array_[64]{};
     std::size_t depth_ = 0;
     std::uint64_t version_ = 0;
+    std::vector<std::uint64_t> interval_range_; // run.allocation_sampling.interval_range as read so far
     bool in_context_ = false;
     context_profile context_;
     unsigned present_ = 0;

@@ -50,6 +50,15 @@ void write_run(std::ostream& out, const run_profile& run) {
         << json_escape(joined(run.replacement)) << '"';
     if (!run.allocation_counts.empty())
         out << ",\n    \"allocation_counts\": \"" << json_escape(joined(run.allocation_counts)) << '"';
+    if (!run.tracking_targets.empty()) {
+        out << ",\n    \"allocation_sampling\": {\"targets_per_second\": [";
+        for (std::size_t i = 0; i < run.tracking_targets.size(); ++i) out << (i ? ", " : "") << run.tracking_targets[i];
+        out << ']';
+        if (run.sampled_interval_range)
+            out << ", \"interval_range\": [" << run.sampled_interval_range->first << ", "
+                << run.sampled_interval_range->second << ']';
+        out << '}';
+    }
     write_counters(out, run.counters);
     out << ",\n    \"estimator\": {\"min_comparisons\": " << run.estimator.min_comparisons
         << ", \"confidence\": " << exact(run.estimator.confidence)

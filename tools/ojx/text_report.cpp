@@ -121,6 +121,16 @@ void write_text_report(std::ostream& out, const std::vector<std::string>& source
     out << "\n  runtime:     " << joined(run.runtime) << "\n  sampler:     " << joined(run.sampler)
         << "\n  watchpoints: " << joined(run.watchpoints) << '\n';
     if (!run.allocation_counts.empty()) out << "  allocations: " << joined(run.allocation_counts) << '\n';
+    if (!run.tracking_targets.empty()) {
+        out << "  tracking:    adaptive, target";
+        for (std::size_t i = 0; i < run.tracking_targets.size(); ++i)
+            out << (i ? ", " : " ") << run.tracking_targets[i];
+        out << " per second";
+        if (run.sampled_interval_range)
+            out << "; objects sampled at intervals of " << bytes(static_cast<double>(run.sampled_interval_range->first))
+                << " to " << bytes(static_cast<double>(run.sampled_interval_range->second)) << " (0: every one)";
+        out << '\n';
+    }
     out << "  " << counter(run, "samples") << " samples, " << counter(run, "comparisons") << " comparisons, "
         << counter(run, "objects_digested") << " objects digested whole; " << totals.sites << " allocation sites, "
         << totals.estimated << " with an estimate (at least " << run.estimator.min_comparisons << " comparisons or "

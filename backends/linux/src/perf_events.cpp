@@ -205,6 +205,25 @@ std::optional<precise_event> find_ibs(std::string& reason) {
     return std::nullopt;
 }
 
+// A disabled event of `type` and `config` that counts user space only: what the probes below try to open.
+perf_event_attr user_event(std::uint32_t type, std::uint64_t config) noexcept {
+    perf_event_attr attr{};
+    attr.type = type;
+    attr.config = config;
+    attr.disabled = 1;
+    attr.exclude_kernel = 1;
+    return attr;
+}
+
+// Opens `attr` (a copy: opening fills in its size) on the calling thread and closes it again: 0 where it opens,
+// else the negative errno.
+int opens(perf_event_attr attr) noexcept {
+    const int fd = open_perf_event(attr, 0);
+    if (fd < 0) return fd;
+    ::close(fd);
+    return 0;
+}
+
 } // namespace
 
 bool timer_keeps_rate(double samples_per_second, std::uint64_t scheduler_tick_ns) noexcept {
@@ -218,16 +237,10 @@ capabilities probe_capabilities(std::size_t max_breakpoint_slots) {
         caps.scheduler_tick_ns = static_cast<std::uint64_t>(tick.tv_sec) * 1000000000ULL +
                                  static_cast<std::uint64_t>(tick.tv_nsec);
 
-    perf_event_attr software{};
-    software.type = PERF_TYPE_SOFTWARE;
-    software.config = PERF_COUNT_SW_TASK_CLOCK;
-    software.disabled = 1;
-    software.exclude_kernel = 1;
-    if (const int fd = open_perf_event(software, 0); fd >= 0) {
+    if (const int error = opens(user_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK)); error == 0) {
         caps.perf_events = true;
-        ::close(fd);
     } else {
-        caps.perf_events_reason = "perf_event_open fails (" + errno_text(fd) +
+        caps.perf_events_reason = "perf_event_open fails (" + errno_text(error) +
                                   "; kernel.perf_event_paranoid=" + std::to_string(caps.perf_event_paranoid) +
                                   ", or a container/seccomp policy forbids it)";
         caps.hardware_counters_reason = caps.perf_events_reason;
@@ -236,19 +249,14 @@ capabilities probe_capabilities(std::size_t max_breakpoint_slots) {
         return caps;
     }
 
-    perf_event_attr counter{};
-    counter.type = PERF_TYPE_HARDWARE;
-    counter.config = PERF_COUNT_HW_INSTRUCTIONS;
-    counter.disabled = 1;
-    counter.exclude_kernel = 1;
+    perf_event_attr counter = user_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
     counter.sample_period = 1000000;
-    if (const int fd = open_perf_event(counter, 0); fd >= 0) {
+    if (const int error = opens(counter); error == 0) {
         caps.hardware_counters = true;
-        ::close(fd);
     } else {
         caps.hardware_counters_reason = "no hardware instruction counter: " +
-                                        (fd == -ENOENT ? std::string("no PMU is exposed to this machine")
-                                                       : errno_text(fd));
+                                        (error == -ENOENT ? std::string("no PMU is exposed to this machine")
+                                                          : errno_text(error));
     }
 
     std::string pebs_reason;
