@@ -181,8 +181,9 @@ public:
     // ---- JVMTI callbacks ----
 
     void on_thread_start() {
+        if (!profiling()) return; // (acquire: sampling_ was made before)
         if (sampling_) next_sample_interval = draws_first_point_at_creation_ ? sampling_->interval() : 0;
-        if (!profiling() || current_tid() == agent_tid_.load()) return;
+        if (current_tid() == agent_tid_.load()) return;
         if (auto error = session_.attach_current_thread()) say_once(thread_error_said_, "a thread runs unprofiled: " + *error);
     }
     void on_thread_end() {
