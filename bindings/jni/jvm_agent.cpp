@@ -70,9 +70,9 @@ using async_get_call_trace_function = void (*)(call_trace*, jint, void*);
 
 constexpr std::size_t max_frames = profiling_session::max_frames;
 
-// The default target of tracked allocations a second (track_rate=): each costs ≈ 7 µs of the allocating thread
-// (a callback, GetStackTrace, a weak global reference, the profiler's insert; bench/RESULTS.md, 2026-11-26), so
-// tracking costs ≈ 0.7 % of a core, and the callbacks for smaller objects at most about as much
+// The default target of tracked allocations a second (track_rate=): each costs ≈ 1.2 µs of CPU (a callback,
+// GetStackTrace, a weak global reference, the profiler's insert; bench/RESULTS.md, 2026-11-26), so tracking
+// costs ≈ 0.12 % of a core, and the callbacks for smaller objects at most two thirds of that
 // (adaptive_heap_sampling::callbacks_per_tracked). A program allocating fewer objects at or above the threshold
 // a second has them sampled at adaptive_heap_sampling::floor_interval.
 constexpr const char* default_track_rate = "1000";
