@@ -76,9 +76,9 @@ constexpr std::size_t max_frames = profiling_session::max_frames;
 // allocated since the last collection within the exit budget.
 constexpr std::uint64_t collection_digest_bytes = 4ULL << 20;
 constexpr std::uint64_t exit_digest_bytes = 256ULL << 20;
-// The default target of tracked allocations a second (track_rate=): each costs ≈ 7 µs of the allocating thread
-// (a callback, GetStackTrace, a weak global reference, the profiler's insert; bench/RESULTS.md, 2026-11-26), so
-// tracking costs ≈ 0.7 % of a core, and the callbacks for smaller objects at most about as much
+// The default target of tracked allocations a second (track_rate=): each costs ≈ 1.2 µs of CPU (a callback,
+// GetStackTrace, a weak global reference, the profiler's insert; bench/RESULTS.md, 2026-11-26), so tracking
+// costs ≈ 0.12 % of a core, and the callbacks for smaller objects at most two thirds of that
 // (adaptive_heap_sampling::callbacks_per_tracked). A program allocating fewer objects at or above the threshold
 // a second has them sampled at adaptive_heap_sampling::floor_interval.
 constexpr const char* default_track_rate = "1000";
@@ -187,8 +187,9 @@ public:
     // ---- JVMTI callbacks ----
 
     void on_thread_start() {
+        if (!profiling()) return; // (acquire: sampling_ was made before)
         if (sampling_) next_sample_interval = draws_first_point_at_creation_ ? sampling_->interval() : 0;
-        if (!profiling() || current_tid() == agent_tid_.load()) return;
+        if (current_tid() == agent_tid_.load()) return;
         if (auto error = session_.attach_current_thread()) say_once(thread_error_said_, "a thread runs unprofiled: " + *error);
     }
     void on_thread_end() {

@@ -17,8 +17,11 @@
 //
 // Frees: with sampling, nearly every free is of an object the profiler never saw. tracked_addresses holds the
 // addresses it did see (inserted after the profiler took the object, erased before the C library may reuse the
-// address), so such a free costs a hash and an uncontended shard lock rather than the profiler's lock and lookup.
+// address), and keeps an address_filter counting them, so such a free nearly always costs one hash and one relaxed
+// load (address_filter.hpp), and otherwise a shard lock rather than the profiler's lock and lookup.
 #pragma once
+
+#include "address_filter.hpp"
 
 #include <sched.h>
 #include <unistd.h>
@@ -99,21 +102,31 @@ private:
     std::uint64_t unreported_tracked_ = 0;
 };
 
-// A set of addresses shared by all threads, in shards with a spin lock each. Its allocations go through the
-// agent's own (re-entrant) allocation path: callers run with the agent's reentrancy flag set.
+// A set of addresses shared by all threads, in shards with a spin lock each, and the filter that counts them
+// (each member is counted exactly once, under its shard's lock: the filter's counter of a slot is the number of
+// members hashing to it, or saturated). The filter is the caller's, so that it can be a zero-initialized static.
+// insert and erase allocate and free through the agent's own (re-entrant) allocation path: callers run with the
+// agent's reentrancy flag set. may_contain allocates nothing and takes no lock.
 class tracked_addresses {
 public:
+    explicit tracked_addresses(address_filter& filter) noexcept : filter_(filter) {}
+
     void insert(std::uintptr_t address) {
         shard& s = shard_of(address);
         const locked hold(s);
-        s.addresses.insert(address);
+        // Counted before the insert returns, so before the caller hands the address to the program.
+        if (s.addresses.insert(address).second) filter_.add(address);
     }
     // Whether `address` was in the set (and is no longer).
     bool erase(std::uintptr_t address) {
         shard& s = shard_of(address);
         const locked hold(s);
-        return s.addresses.erase(address) != 0;
+        if (s.addresses.erase(address) == 0) return false;
+        filter_.remove(address);
+        return true;
     }
+    // False when `address` is certainly not in the set: no insert of it happened before, or its erase did.
+    bool may_contain(std::uintptr_t address) const noexcept { return filter_.may_contain(address); }
 
 private:
     static constexpr std::size_t shard_count = 64;
@@ -140,6 +153,7 @@ private:
         // Blocks are at least 16-byte aligned: the bits above them spread the shards.
         return shards_[(address >> 4 ^ address >> 12) % shard_count];
     }
+    address_filter& filter_;
     shard shards_[shard_count];
 };
 

@@ -55,6 +55,10 @@ using namespace ojx::hardware;
 enum allocator : type_id { by_malloc, by_calloc, by_realloc, by_aligned_alloc, by_new, by_new_array };
 constexpr const char* allocator_names[] = {"malloc", "calloc", "realloc", "aligned alloc", "new", "new[]"};
 
+// With sampling, answers nearly every free without a lock (address_filter.hpp). Constant-initialized, so its
+// 1 MiB of zeros is in .bss and a page is backed only once a free's hash lands in it.
+constinit preload::address_filter sampled_filter;
+
 struct agent {
     profiling_session session;
     agent_settings settings;
@@ -70,8 +74,7 @@ struct agent {
     // track_rate= (the default): the interval moves to track about this many allocations a second; null with
     // interval=.
     std::optional<allocation_rate_target> rate_target;
-    bool sampling = false; // adaptive or a fixed interval above 0: some allocations go untracked
-    preload::tracked_addresses sampled_objects; // with sampling: the objects the profiler took
+    preload::tracked_addresses sampled_objects{sampled_filter}; // with sampling: the objects the profiler took
     std::chrono::steady_clock::time_point started{};
 };
 
@@ -92,6 +95,9 @@ constexpr const char* default_track_rate = "5000";
 
 agent* the_agent = nullptr;
 std::atomic<bool> active{false};
+// Adaptive tracking or a fixed interval above 0: some allocations go untracked. Set before `active` is, read after
+// it; outside the agent, so that a free reads it and sampled_filter without first loading the agent.
+bool sampling = false;
 
 // The profile is written once, by whichever comes first: the destructor at exit, or the agent's thread when a
 // caught signal ends the process. The other waits for it, at most profile_wait.
@@ -197,19 +203,30 @@ void track(void* pointer, std::size_t size, allocator kind) {
     }
     const bool tracked =
         the_agent->session.on_allocation(reinterpret_cast<address>(pointer), size, context, kind, shape).has_value();
-    if (the_agent->sampling && tracked) the_agent->sampled_objects.insert(reinterpret_cast<std::uintptr_t>(pointer));
+    if (sampling && tracked) the_agent->sampled_objects.insert(reinterpret_cast<std::uintptr_t>(pointer));
 }
 
 void untrack(void* pointer) {
     if (pointer == nullptr || in_agent || !active.load(std::memory_order_acquire)) return;
+    if (sampling) {
+        // Only what the profiler took concerns it (erased before the C library can reuse the address). The filter
+        // that sampled_objects counts into answers nearly every free with one load; the block's size is not asked,
+        // as no tracked object is under the threshold: a filter hit goes to the set, which answers exactly.
+        const auto at = reinterpret_cast<std::uintptr_t>(pointer);
+        if (!sampled_filter.may_contain(at)) return;
+        const agent_scope scope;
+        if (the_agent->sampled_objects.erase(at)) {
+            // Its contents at death are final (for realloc's old block too: what it held when the program gave it
+            // up, whether the block then moves, shrinks or grows in place into an object the profiler counts anew).
+            the_agent->session.digest_at_death(at);
+            the_agent->session.on_free(at);
+        }
+        return;
+    }
+    // interval=0: every object at or above the threshold was offered to the profiler, which answers for it.
     if (malloc_usable_size(pointer) < the_agent->settings.session.profiler.min_object_size) return;
     const agent_scope scope;
-    // Sampling: only what the profiler took concerns it (erased before the C library can reuse the address).
-    if (the_agent->sampling && !the_agent->sampled_objects.erase(reinterpret_cast<std::uintptr_t>(pointer)))
-        return;
-    // Its contents at death are final (for realloc's old block too: what it held when the program gave it up,
-    // whether the block then moves, shrinks or grows in place into an object the profiler counts anew).
-    the_agent->session.digest_at_death(reinterpret_cast<address>(pointer));
+    the_agent->session.digest_at_death(reinterpret_cast<address>(pointer)); // final contents, as above
     the_agent->session.on_free(reinterpret_cast<address>(pointer));
 }
 
@@ -291,7 +308,7 @@ std::optional<std::string> choose_allocation_tracking(const option_values& value
             return std::string("interval= and track_rate= both given: interval= fixes the sampling interval (0: every "
                                "allocation), track_rate= moves it to track that many allocations a second; give one");
         the_agent->sampling_interval = values.size("interval");
-        the_agent->sampling = the_agent->sampling_interval != 0;
+        sampling = the_agent->sampling_interval != 0;
         profiler.allocation_sampling_interval = the_agent->sampling_interval;
         return std::nullopt;
     }
@@ -301,7 +318,7 @@ std::optional<std::string> choose_allocation_tracking(const option_values& value
     allocation_rate_target_config config;
     config.tracked_per_second = static_cast<double>(rate);
     the_agent->rate_target.emplace(config);
-    the_agent->sampling = true;
+    sampling = true;
     profiler.allocation_tracking_target = rate;
     return std::nullopt;
 }
@@ -311,7 +328,7 @@ std::string describe_allocation_tracking() {
     if (the_agent->rate_target)
         return ", of about " + std::to_string(the_agent->settings.session.profiler.allocation_tracking_target) +
                " allocations a second (adaptive: all of them while the program makes fewer)";
-    if (the_agent->sampling)
+    if (sampling)
         return ", of a sample of allocations (one per " + std::to_string(the_agent->sampling_interval) +
                " bytes on average)";
     return ", of every allocation";
@@ -504,7 +521,7 @@ void write_profile() {
                              static_cast<unsigned long long>(a.rate_target->smallest_interval()),
                              static_cast<unsigned long long>(a.rate_target->largest_interval()),
                              static_cast<unsigned long long>(a.rate_target->windows()));
-            else if (!a.sampling && per_second > heavy_tracking_per_second)
+            else if (!sampling && per_second > heavy_tracking_per_second)
                 std::fprintf(stderr,
                              "ojx: %llu allocations tracked, %.0f per second: each unwinds its stack; track_rate= (the "
                              "default, without interval=) would track a bounded sample of them, with counts weighted "

@@ -17,7 +17,10 @@ Tolerances (statistical claims are checked over all runs, not one lucky seed):
     and each site's estimated number of objects is within 4 standard deviations (the profile's own variance
     estimate) + 3 % of what the program allocated; with weights missing the estimate would be the ~12 % of objects
     actually tracked. The adaptive run's profile says its target and the range of intervals its objects were
-    sampled at.
+    sampled at. The program frees every object it made before it exits, often on another thread than the one that
+    made it: each sampled run's profile must count a free for all but at most 3 of its tracked objects (the
+    interval=0 runs leave 1, which the C++ runtime keeps), and no object evicted by a new one at its address — what
+    a free the agent's filter of tracked addresses wrongly let through would leave.
   - whole objects at defaults (one more run, no option but the file and a trace): the agent digests objects whole
     at their free and at exit, so every planted site gets a whole-object estimate that ranks it above every
     control, the true largest-group share lies in the estimate's interval for most planted sites, no control is
@@ -69,6 +72,13 @@ def check_allocation_sampling(agent, program, workdir, seconds, tracking="interv
     with open(profile, encoding="utf-8") as handle:
         written = json.load(handle)
     contexts = written["contexts"]
+    run_facts = written["run"]
+    unfreed = run_facts["allocations"] - run_facts["frees"]
+    print(f"  {tracking}: {run_facts['allocations']} objects tracked, {run_facts['frees']} of them seen freed, "
+          f"{run_facts['objects_evicted_by_overlap']} evicted by overlap")
+    if unfreed > 3 or run_facts["objects_evicted_by_overlap"] != 0:
+        problems.append(f"{tracking}: frees of tracked objects went unseen: {run_facts['allocations']} tracked, "
+                        f"{run_facts['frees']} freed, {run_facts['objects_evicted_by_overlap']} evicted by overlap")
     if tracking.startswith("track_rate="):
         adaptive = written["run"].get("allocation_sampling", {})
         print(f"  run.allocation_sampling: {adaptive}")

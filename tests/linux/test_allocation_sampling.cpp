@@ -67,7 +67,8 @@ TEST_CASE("a moving interval: each object is sampled at the interval read for it
 }
 
 TEST_CASE("the tracked addresses answer each free once, across threads") {
-    tracked_addresses set;
+    static ojx::preload::address_filter filter; // 1 MiB: not on the stack
+    tracked_addresses set(filter);
     std::vector<std::thread> threads;
     std::uint64_t found[4] = {};
     for (int t = 0; t < 4; ++t)
@@ -81,4 +82,8 @@ TEST_CASE("the tracked addresses answer each free once, across threads") {
     for (std::thread& thread : threads) thread.join();
     for (const std::uint64_t count : found) CHECK(count == 20000);
     CHECK_FALSE(set.erase(16));
+    // Every member erased, each counted once: the filter is back to "certainly not" everywhere it was used.
+    std::uint64_t maybe = 0;
+    for (std::uintptr_t i = 0; i < 80000; ++i) maybe += set.may_contain(i << 4) ? 1 : 0;
+    CHECK(maybe == 0);
 }
