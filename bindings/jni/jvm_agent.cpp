@@ -255,6 +255,7 @@ private:
 
     std::mutex dump_mutex_;
     std::atomic<bool> thread_error_said_{false};
+    std::atomic<bool> interval_error_said_{false};
     std::atomic<std::uint64_t> stack_failures_{0};
     std::atomic<std::uint64_t> walks_from_caller_{0}; // walks that succeeded only from the caller's frame
 };
@@ -667,8 +668,12 @@ void* agent::agent_thread_main(void* raw) {
         // of ours is noticed here, within one period, and every thread goes quiet.
         hardware_backend::poll_handlers();
         if (a.sampling_) {
-            if (const auto next = a.sampling_->tick(monotonic_ns()))
-                a.jvmti_->SetHeapSamplingInterval(static_cast<jint>(*next));
+            // A refusal (only for a negative interval, or outside the live phase) would leave the weights at an
+            // interval JVMTI does not use: said, as every fault at run time is.
+            if (const auto next = a.sampling_->tick(monotonic_ns());
+                next && a.jvmti_->SetHeapSamplingInterval(static_cast<jint>(*next)) != JVMTI_ERROR_NONE)
+                a.say_once(a.interval_error_said_, "SetHeapSamplingInterval refused " + std::to_string(*next) +
+                                                       ": allocation counts may be biased from here on");
         }
         if (a.objects_->relocation_due()) a.objects_->relocate(jni);
         if (timed && std::chrono::steady_clock::now() - a.started_at_ >= a.settings_.duration) {
