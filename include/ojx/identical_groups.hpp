@@ -197,6 +197,15 @@ struct identical_groups_estimate {
     std::uint64_t distinct_high = 0;
 };
 
+// The population a site's digested objects were drawn from, as estimate_identical_groups takes it: its `tracked`
+// objects where each stood for itself alone (tracked with certainty, so the allocation metrics' estimated
+// `instances`, a sum of weights of at least 1 each, equal the objects: within a rounding a profile's printed
+// numbers allow), else 0, unknown. One rule for the profiler and for a profile read back, so both give the same
+// estimate.
+inline std::uint64_t digest_population(std::uint64_t tracked, double instances) noexcept {
+    return instances <= static_cast<double>(tracked) * (1 + 1e-6) ? tracked : 0;
+}
+
 // The estimates from a summary at confidence level `confidence`. `population`: the number of objects the
 // digested ones were drawn from, when every object had weight 1 (no allocation sampling), 0 when unknown; where
 // the digested objects are all of them, the estimates are exact.

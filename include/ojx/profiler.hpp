@@ -548,10 +548,9 @@ public:
                 entry.evidence = state.evidence.summary();
                 entry.estimate = estimate_replicas(state.objects, entry.evidence, config_.estimator);
                 if (state.whole) entry.whole = state.whole->summary();
-                // Every tracked object has weight 1 only without allocation sampling; then they are the population.
-                entry.identical = estimate_identical_groups(
-                    entry.whole.identical, config_.estimator.confidence,
-                    config_.allocation_sampling_interval == 0 ? state.objects : 0);
+                entry.identical =
+                    estimate_identical_groups(entry.whole.identical, config_.estimator.confidence,
+                                              digest_population(state.objects, state.allocated.total().instances));
                 entry.near = estimate_near_replicas(entry.whole.near, entry.whole.objects());
                 entry.combined = combine_estimates(entry.estimate, entry.identical, config_.estimator);
                 entry.accesses.assign(state.accesses.get(), state.accesses.get() + state.access_count);

@@ -66,7 +66,9 @@ inline site_estimate combine_estimates(const replica_estimate& comparisons, cons
 // least the lower end of the largest group's share of them are identical, and all but one could go.
 inline double replicated_bytes_lower_bound(const site_estimate& e, double instances, double bytes) noexcept {
     if (!e.reported() || !(instances > 0)) return 0;
-    const double identical = std::floor(e.largest_share_ci.low * instances);
+    // An exact share (k/n, every object digested) times n must give k, not k - 1 by the last bit of a double or
+    // by the six digits a profile prints: the product is taken a millionth larger before it is rounded down.
+    const double identical = std::floor(e.largest_share_ci.low * instances * (1 + 1e-6));
     return identical > 1 ? (identical - 1) * bytes / instances : 0;
 }
 

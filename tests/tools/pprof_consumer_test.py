@@ -11,7 +11,8 @@ or the test fixture, which writes both files). The expected totals are computed 
   allocated         sum of contexts' bytes
   comparisons       sum of contexts' comparisons.equal + comparisons.different
   replicated_bytes  sum of each reported context's bytes in all but one of its largest identical group,
-                    (floor(omega * objects) - 1) * bytes / objects, rounded to a byte; objects and bytes are
+                    (floor(low * objects * (1 + 1e-6)) - 1) * bytes / objects, rounded to a byte, low being the low end of
+                    the site estimate's largest_share_ci (omega in profiles without one); objects and bytes are
                     the context's allocation metrics (allocated.types, estimates where allocations were sampled)
                     where the profile has them
 
@@ -65,7 +66,8 @@ def function_of(frame):
 
 
 def replicated_bytes(context):
-    """At least this many bytes would be saved if the context's largest identical group were one object: of all
+    """At least this many bytes would be saved if the context's largest identical group were one object (at the
+    low end of its share's interval): of all
     the context's allocations (its allocation metrics, scaled where allocations were sampled) where the profile
     has them, else of its tracked objects."""
     if "allocated" in context:
@@ -74,9 +76,17 @@ def replicated_bytes(context):
         allocated = sum(kind["bytes"] for kind in kinds)
     else:
         objects, allocated = context["objects"], context["bytes"]
-    if not context["reported"] or objects == 0:
+    # The site's one estimate (whole objects or comparisons) where the profile has it; older profiles: omega.
+    estimate = context.get("estimate")
+    if estimate is not None:
+        if estimate["evidence"] == "none" or objects == 0:
+            return 0.0
+        low = estimate["largest_share_ci"][0]
+    elif not context["reported"] or objects == 0:
         return 0.0
-    identical = math.floor(context["omega"] * objects)
+    else:
+        low = context["omega"]
+    identical = math.floor(low * objects * (1 + 1e-6))  # as site_estimate.hpp rounds it
     return (identical - 1) * (allocated / objects) if identical > 1 else 0.0
 
 

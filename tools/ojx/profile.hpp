@@ -39,10 +39,11 @@ struct context_profile {
     site_estimate combined; // the site's estimate and the evidence it rests on
     std::vector<access_context> accesses; // most sampled first
 
-    // Recomputes identical, near and combined from `whole` and `estimate` with the run's settings. Every tracked
-    // object has weight 1 only where allocations were not sampled: only then are they the population.
+    // Recomputes identical, near and combined from `whole` and `estimate` with the run's settings, as the profiler
+    // computed them (digest_population: the tracked objects are the population where each had weight 1).
     void estimate_from_evidence(const estimator_config& config) {
-        identical = estimate_identical_groups(whole.identical, config.confidence, allocations_estimated() ? 0 : objects);
+        identical = estimate_identical_groups(whole.identical, config.confidence,
+                                              digest_population(objects, allocated_total().instances));
         near = estimate_near_replicas(whole.near, whole.objects());
         combined = combine_estimates(estimate, identical, config);
     }
