@@ -635,8 +635,11 @@ std::optional<std::string> read_profile(std::FILE* file, const std::string& path
     char buffer[1 << 16];
     rapidjson::FileReadStream stream(file, buffer, sizeof buffer);
     rapidjson::Reader reader;
+    // Full precision: a number the writer printed exactly (exact()) must read back to the same double, or a
+    // profile read and written again would differ in its last digits (RapidJSON's fast path can be an ulp off).
     const rapidjson::ParseResult result =
-        reader.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(stream, handler);
+        reader.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag |
+                     rapidjson::kParseFullPrecisionFlag>(stream, handler);
     if (std::ferror(file)) return path + ": read error: " + std::strerror(errno);
     if (!handler.problem().empty()) return path + ": " + handler.problem();
     if (result.IsError()) {
