@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -115,6 +116,33 @@ public:
         return value({scalar::kind::unsigned_integer, u, static_cast<double>(u)});
     }
     bool Double(double d) { return value({scalar::kind::real, 0, d}); }
+    // Numbers arrive as their text (kParseNumbersAsStringsFlag) and are converted here, exactly: a number the
+    // writer printed with 17 digits must read back to the same double, or a profile read and written again would
+    // differ in its last digits. RapidJSON's fast path can be an ulp off, and its full-precision path has
+    // undefined behaviour on some inputs (a zero significand reaches __builtin_clzll). The text is JSON's number
+    // syntax, which RapidJSON has checked.
+    bool RawNumber(const char* text, rapidjson::SizeType length, bool) {
+        const std::string_view number(text, length);
+        const char* end = text + length;
+        if (number.find_first_of(".eE") == std::string_view::npos) {
+            if (number.front() == '-') {
+                std::int64_t i = 0;
+                if (const auto [at, error] = std::from_chars(text, end, i); error == std::errc() && at == end)
+                    return Int64(i);
+            } else {
+                std::uint64_t u = 0;
+                if (const auto [at, error] = std::from_chars(text, end, u); error == std::errc() && at == end)
+                    return Uint64(u);
+            }
+            // An integer past 64 bits is a real number, as RapidJSON reads it.
+        }
+        double d = 0;
+        const auto [at, error] = std::from_chars(text, end, d);
+        if (error == std::errc::result_out_of_range || !std::isfinite(d))
+            return fail("a number out of range: " + std::string(number.substr(0, 40)));
+        if (error != std::errc() || at != end) return fail("not a number: " + std::string(number.substr(0, 40)));
+        return Double(d);
+    }
     bool String(const char* s, rapidjson::SizeType length, bool) {
         return value({scalar::kind::string, 0, 0, false, std::string_view(s, length)});
     }
@@ -635,11 +663,9 @@ std::optional<std::string> read_profile(std::FILE* file, const std::string& path
     char buffer[1 << 16];
     rapidjson::FileReadStream stream(file, buffer, sizeof buffer);
     rapidjson::Reader reader;
-    // Full precision: a number the writer printed exactly (exact()) must read back to the same double, or a
-    // profile read and written again would differ in its last digits (RapidJSON's fast path can be an ulp off).
     const rapidjson::ParseResult result =
         reader.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag |
-                     rapidjson::kParseFullPrecisionFlag>(stream, handler);
+                     rapidjson::kParseNumbersAsStringsFlag>(stream, handler); // numbers: RawNumber
     if (std::ferror(file)) return path + ": read error: " + std::strerror(errno);
     if (!handler.problem().empty()) return path + ": " + handler.problem();
     if (result.IsError()) {
