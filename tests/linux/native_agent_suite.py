@@ -57,14 +57,22 @@ def run(agent, program, workdir, seed, seconds, profiled, unwinder="auto", compa
     return result, truth, profile
 
 
+def run_with_options(agent, program, workdir, name, options, seed, seconds):
+    """The program under the agent with OJX_OPTIONS `options` plus its profile file; returns (result, truth, profile),
+    the files named after `name`."""
+    truth = os.path.join(workdir, f"truth-{name}.json")
+    profile = os.path.join(workdir, f"profile-{name}.json")
+    env = dict(os.environ, LD_PRELOAD=agent, OJX_OPTIONS=f"file={profile},{options}")
+    result = subprocess.run([program, "--seconds", str(seconds), "--seed", str(seed), "--truth", truth], env=env,
+                            capture_output=True, text=True, timeout=120)
+    return result, truth, profile
+
+
 def check_allocation_sampling(agent, program, workdir, seconds, tracking="interval=32k"):
     """Problems of a run with allocation sampling (interval=N, or track_rate=N): found sites, unbiased weighted
     counts."""
-    truth = os.path.join(workdir, "truth-sampled.json")
-    profile = os.path.join(workdir, "profile-sampled.json")
-    env = dict(os.environ, LD_PRELOAD=agent, OJX_OPTIONS=f"file={profile},seed=9,rate=500,quiet,{tracking}")
-    result = subprocess.run([program, "--seconds", str(seconds), "--seed", "9", "--truth", truth], env=env,
-                            capture_output=True, text=True, timeout=120)
+    result, truth, profile = run_with_options(agent, program, workdir, "sampled", f"seed=9,rate=500,quiet,{tracking}",
+                                              9, seconds)
     if result.returncode != 0:
         return [f"{tracking}: the profiled program exited {result.returncode}: {result.stderr[-2000:]}"]
     problems = []
@@ -116,12 +124,8 @@ def check_allocation_sampling(agent, program, workdir, seconds, tracking="interv
 
 def check_whole_objects_at_defaults(agent, program, workdir, seconds):
     """Problems of a run at the agent's default options, judged by its whole-object estimates."""
-    truth = os.path.join(workdir, "truth-defaults.json")
-    profile = os.path.join(workdir, "profile-defaults.json")
     trace = os.path.join(workdir, "trace-defaults.ojxt")
-    env = dict(os.environ, LD_PRELOAD=agent, OJX_OPTIONS=f"file={profile},record={trace}")
-    result = subprocess.run([program, "--seconds", str(seconds), "--seed", "11", "--truth", truth], env=env,
-                            capture_output=True, text=True, timeout=120)
+    result, truth, profile = run_with_options(agent, program, workdir, "defaults", f"record={trace}", 11, seconds)
     if result.returncode != 0:
         return [f"defaults: the profiled program exited {result.returncode}: {result.stderr[-2000:]}"]
     print("--- defaults, whole-object estimates; the agent says: " +
