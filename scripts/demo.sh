@@ -29,14 +29,14 @@ else
     mkdir -p "$build/java"
     javac --release 11 -d "$build/java" "$root/examples/java_replicas/JavaReplicas.java"
     echo "=== java -agentpath:libojx.so=start,file=profile.json JavaReplicas (4 threads, 8 s)"
-    # Denser than the defaults (heap sampling every 8 KiB instead of 512 KiB, 1000 access samples per second
-    # instead of 200), so that an 8-second demo gathers the evidence a long production run would.
-    java "-agentpath:$build/bindings/jni/libojx.so=start,file=$build/profile.json,interval=8k,rate=1000${OJX_OPTIONS:+,$OJX_OPTIONS}" \
+    # Default settings: adaptive heap sampling and whole objects digested at each collection's start give every
+    # site its estimate within the 8 seconds.
+    java "-agentpath:$build/bindings/jni/libojx.so=start,file=$build/profile.json${OJX_OPTIONS:+,$OJX_OPTIONS}" \
         -cp "$build/java" JavaReplicas --seconds 8 --threads 4 --truth "$build/truth.json"
 fi
 echo
 echo "=== the profile against the program's ground truth"
-python3 "$root/examples/native_replicas/check_profile.py" "$build/profile.json" "$build/truth.json"
+python3 "$root/examples/native_replicas/check_profile.py" --whole-objects "$build/profile.json" "$build/truth.json"
 echo
 echo "=== ojx report --top 3 --source (and the same profile as one self-contained page)"
 cmake --build "$build" --target ojx_command >/dev/null
