@@ -48,6 +48,14 @@ profile sample_profile() {
         make_context("java.lang.String", {"pkg.\"Quoted\".name(Ünïcödé.java:1) — 日本語"}, 0.2, true),
         make_context("long[]", {"pkg.OnlyInTheFifth.run(OnlyInTheFifth.java:7)"}, 0.1, false),
     };
+    // The first site's allocations were sampled: 300 tracked stand for ~1 234.5 allocated.
+    ojx::named_allocations sampled;
+    sampled.estimated = true;
+    sampled.types.push_back({.type = "byte[]"});
+    sampled.types.back().counts.seen = 300;
+    sampled.types.back().counts.instances = 1234.5;
+    sampled.types.back().counts.bytes = 2'528'256;
+    p.contexts.front().allocated = sampled;
     return p;
 }
 
@@ -142,6 +150,10 @@ TEST_CASE("the HTML report carries every number of every top context, in rank or
         CHECK(names_of(c["frames"], strings) == expected.frames);
         CHECK(c["objects"].GetUint64() == expected.objects);
         CHECK(c["bytes"].GetUint64() == expected.bytes);
+        // The objects column is what the text report shows: all the site's allocations, estimated where sampled.
+        CHECK(c["allocated_objects"].GetDouble() == Approx(expected.allocated_total().instances));
+        CHECK(c["objects_estimated"].GetBool() == expected.allocations_estimated());
+        CHECK(c["objects_estimated"].GetBool() == (i == 0));
         CHECK(c["reported"].GetBool() == expected.estimate.reported);
         CHECK(c["equal"].GetUint64() == expected.estimate.equal);
         CHECK(c["different"].GetUint64() == expected.estimate.different);

@@ -99,6 +99,10 @@ void append_context(std::string& json, const context_profile& c, std::size_t ran
     json += ",\"frames\":";
     append_frames(json, c.frames, strings);
     json += ",\"objects\":" + std::to_string(c.objects) + ",\"bytes\":" + std::to_string(c.bytes);
+    // What the text report's objects column shows: every allocation of the site, estimated where allocations
+    // were sampled, not the tracked objects alone.
+    json += ",\"allocated_objects\":" + number(c.allocated_total().instances);
+    json += std::string(",\"objects_estimated\":") + (c.allocations_estimated() ? "true" : "false");
     json += std::string(",\"reported\":") + (e.reported ? "true" : "false");
     json += ",\"equal\":" + std::to_string(e.equal) + ",\"different\":" + std::to_string(e.different);
     json += ",\"pairs\":" + std::to_string(e.pairs) + ",\"sources\":" + std::to_string(e.sources);
