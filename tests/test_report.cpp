@@ -181,3 +181,16 @@ TEST_CASE("the text report ranks the replicated context first with where it is a
     CHECK(out.text.find("used at com.example.Reader.readNext.use(Workload.java:81)") != std::string::npos);
     CHECK(out.text.find("theta 100%") != std::string::npos);
 }
+
+TEST_CASE("a leaf where objects were used is one line, whatever the frames further out") {
+    struct access {
+        std::string leaf;
+        std::uint64_t samples;
+    };
+    const std::vector<access> accesses{{"A.read", 5}, {"B.scan", 7}, {"A.read", 4}, {"C.copy", 1}, {"B.scan", 1}};
+    const auto uses = uses_by_leaf(accesses, [](const access& a) { return a.leaf; });
+    REQUIRE(uses.size() == 3);
+    CHECK(uses[0] == std::pair<std::string, std::uint64_t>{"A.read", 9});
+    CHECK(uses[1] == std::pair<std::string, std::uint64_t>{"B.scan", 8});
+    CHECK(uses[2] == std::pair<std::string, std::uint64_t>{"C.copy", 1});
+}

@@ -9,6 +9,7 @@
 #include "ojx/site_estimate.hpp"
 #include "ojx/whole_object_evidence.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -162,6 +163,21 @@ inline std::string describe_allocation_counting(std::uint64_t sampling_interval,
     return "estimated from heap sampling every " + std::to_string(sampling_interval) +
            " bytes on average: each sampled object of s bytes counts 1/(1 - exp(-s/" +
            std::to_string(sampling_interval) + ")) objects";
+}
+
+// Where a site's objects were used, as reports list it: each access's leaf frame (`leaf_of`) with its samples,
+// accesses whose contexts differ only further out summed into one line, most sampled first.
+template <class Accesses, class LeafOf>
+std::vector<std::pair<std::string, std::uint64_t>> uses_by_leaf(const Accesses& accesses, LeafOf leaf_of) {
+    std::vector<std::pair<std::string, std::uint64_t>> uses;
+    for (const auto& a : accesses) {
+        std::string leaf = leaf_of(a);
+        const auto same = std::find_if(uses.begin(), uses.end(), [&](const auto& u) { return u.first == leaf; });
+        if (same != uses.end()) same->second += a.samples;
+        else uses.emplace_back(std::move(leaf), a.samples);
+    }
+    std::stable_sort(uses.begin(), uses.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+    return uses;
 }
 
 namespace report_detail {
@@ -419,11 +435,12 @@ void write_text(std::ostream& out, const replica_report& report, const Tree& tre
                 << " of those digested) share " << percent(c.near.shared_fraction)
                 << " of their contents with one representative\n";
         for (std::size_t f = 1; f < alloc.size(); ++f) out << "        from " << alloc[f] << '\n';
-        for (std::size_t a = 0; a < c.accesses.size() && a < 3; ++a) {
-            const auto used = frames(tree, c.accesses[a].context, naming);
-            out << "    used at " << (used.empty() ? "?" : used.front()) << "  (" << c.accesses[a].samples
-                << " samples)\n";
-        }
+        const auto uses = uses_by_leaf(c.accesses, [&](const context_report::access& a) {
+            const auto used = frames(tree, a.context, naming);
+            return used.empty() ? std::string("?") : used.front();
+        });
+        for (std::size_t u = 0; u < uses.size() && u < 3; ++u)
+            out << "    used at " << uses[u].first << "  (" << uses[u].second << " samples)\n";
         out << '\n';
     }
     if (shown == 0) out << "no context has enough comparisons or whole objects for an estimate yet\n";

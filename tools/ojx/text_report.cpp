@@ -88,18 +88,12 @@ void write_site(std::ostream& out, std::size_t rank, const context_profile& c, c
         out << "        near-replicas (not identical): " << c.near.near << " of " << c.identical.objects
             << " objects digested whole share " << percent(c.near.shared_fraction)
             << " of their contents with one representative\n";
-    // The table names only where the objects were used (an access context's leaf), so contexts that differ
-    // further out are shown as one line with their samples summed.
-    std::vector<std::pair<std::string, std::uint64_t>> uses;
+    // The table names only where the objects were used (an access context's leaf).
+    const auto uses = uses_by_leaf(c.accesses, [](const access_context& a) {
+        return a.frames.empty() ? std::string("?") : a.frames.front();
+    });
     std::uint64_t sampled = 0;
-    for (const access_context& a : c.accesses) {
-        sampled += a.samples;
-        const std::string leaf = a.frames.empty() ? std::string("?") : a.frames.front();
-        const auto same = std::find_if(uses.begin(), uses.end(), [&](const auto& u) { return u.first == leaf; });
-        if (same != uses.end()) same->second += a.samples;
-        else uses.emplace_back(leaf, a.samples);
-    }
-    std::stable_sort(uses.begin(), uses.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (const access_context& a : c.accesses) sampled += a.samples;
     for (std::size_t u = 0; u < uses.size() && u < options.accesses; ++u) {
         char share[64];
         std::snprintf(share, sizeof share, "  (%llu samples, %s)", static_cast<unsigned long long>(uses[u].second),
