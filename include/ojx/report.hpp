@@ -165,6 +165,11 @@ inline std::string describe_allocation_counting(std::uint64_t sampling_interval,
            std::to_string(sampling_interval) + ")) objects";
 }
 
+// What a report says to do where no site has an estimate: the agents' options that bring more evidence.
+inline constexpr const char* more_evidence =
+    "Profile longer; track more allocations (track_rate=, or interval=0 for every one), or smaller ones "
+    "(threshold=, if the program's objects are smaller); sample accesses more often (rate=).";
+
 // Where a site's objects were used, as reports list it: each access's leaf frame (`leaf_of`) with its samples,
 // accesses whose contexts differ only further out summed into one line, most sampled first.
 template <class Accesses, class LeafOf>
@@ -443,7 +448,16 @@ void write_text(std::ostream& out, const replica_report& report, const Tree& tre
             out << "    used at " << uses[u].first << "  (" << uses[u].second << " samples)\n";
         out << '\n';
     }
-    if (shown == 0) out << "no context has enough comparisons or whole objects for an estimate yet\n";
+    if (shown == 0) {
+        std::uint64_t most_digested = 0, most_compared = 0;
+        for (const context_report& c : report.contexts) {
+            most_digested = std::max(most_digested, c.identical.objects);
+            most_compared = std::max(most_compared, c.estimate.comparisons());
+        }
+        out << "no site has enough evidence for an estimate yet: the most any site has is " << most_digested
+            << " objects digested whole (" << report.estimator.min_digested_objects << " needed) and " << most_compared
+            << " comparisons (" << report.estimator.min_comparisons << " needed). " << more_evidence << '\n';
+    }
 }
 
 } // namespace ojx

@@ -30,6 +30,7 @@ void site_selection::keep_count(const context_profile& site) {
     } else {
         totals_.most_comparisons_unestimated =
             std::max(totals_.most_comparisons_unestimated, site.estimate.comparisons());
+        totals_.most_digested_unestimated = std::max(totals_.most_digested_unestimated, site.identical.objects);
     }
 }
 

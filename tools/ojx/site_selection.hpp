@@ -16,6 +16,7 @@ struct site_totals {
     std::size_t estimated = 0;  // with enough comparisons or whole objects for an estimate
     std::size_t replicated = 0; // estimated, and the largest group's share is at least 10 % (its lower end)
     std::uint64_t most_comparisons_unestimated = 0; // the most any site without an estimate has
+    std::uint64_t most_digested_unestimated = 0;    // objects digested whole: the most any such site has
 };
 
 // ojx calls a site replicated when at least this share of its objects are provably one identical group (the lower

@@ -137,9 +137,10 @@ void write_text_report(std::ostream& out, const std::vector<std::string>& source
                 << "), so no object contents were compared. It still shows where objects are allocated and used "
                    "(ojx report --html).\n";
         else if (totals.estimated == 0)
-            out << "No allocation site has enough comparisons for an estimate yet (the most any site has is "
-                << totals.most_comparisons_unestimated << "; " << run.estimator.min_comparisons
-                << " are needed). Profile longer, or sample more densely (rate=, interval=).\n";
+            out << "No allocation site has enough evidence for an estimate yet: the most any site has is "
+                << totals.most_digested_unestimated << " objects digested whole (" << run.estimator.min_digested_objects
+                << " are needed) and " << totals.most_comparisons_unestimated << " comparisons ("
+                << run.estimator.min_comparisons << " are needed). " << more_evidence << '\n';
         else
             out << "No site with an estimate has theta >= " << percent(options.min_theta) << ".\n";
         return;
