@@ -130,16 +130,14 @@ std::optional<std::string> parse_jvm_options(const char* text, jvm_settings& set
     settings.dump = parsed.values.flag("dump");
     settings.file_given = parsed.values.given("file");
     if (settings.start + settings.stop + settings.dump > 1) return std::string("give one of start, stop and dump");
-    if (parsed.values.given("interval")) {
-        if (parsed.values.given("track_rate"))
-            return std::string("interval= and track_rate= both given: interval= fixes the heap sampling interval, "
-                               "track_rate= moves it to track that many allocations a second; give one");
+    if (auto error = check_allocation_tracking(parsed.values)) return error;
+    if (settings.agent.exact) {
+        settings.interval = 0; // every allocation
+    } else if (parsed.values.given("interval")) {
         settings.interval = parsed.values.size("interval");
         if (settings.interval > 0x7fffffff) return std::string("interval: at most 2g");
     } else {
         settings.track_rate = parsed.values.count("track_rate");
-        if (settings.track_rate == 0)
-            return std::string("track_rate=0 would track nothing; interval=SIZE fixes the heap sampling interval");
     }
     settings.duration = parsed.values.duration("duration");
     settings.census_every = parsed.values.count("census");
@@ -198,7 +196,7 @@ public:
     void on_class_prepare(jclass klass) { create_method_ids(klass); }
     void on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size);
     void on_gc_start() noexcept {
-        if (profiling()) objects_->on_collection_start(collection_digest_bytes);
+        if (profiling()) objects_->on_collection_start(digest_budget(settings_.agent, collection_digest_bytes));
     }
     void on_gc_finish() noexcept {
         if (!profiling()) return;
@@ -417,11 +415,14 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
     start_agent_thread();
     if (!settings_.agent.quiet)
         std::fprintf(stderr,
-                     "ojx: profiling pid %d (%s); sampler: %s; watchpoints: %s; memory reads: %s; signals: %s; %s; %s\n",
+                     "ojx: profiling pid %d (%s); sampler: %s; watchpoints: %s; memory reads: %s; signals: %s; %s%s; %s\n",
                      static_cast<int>(getpid()), runtime_.c_str(), session_.backend().sampler_description().c_str(),
                      session_.backend().watchpoint_description().c_str(),
                      session_.backend().memory_read_description().c_str(),
                      session_.backend().signal_description().c_str(), layout_.describe().c_str(),
+                     settings_.agent.exact ? "; exact mode: every allocation at or above the threshold tracked, each "
+                                             "digested whole with no budget"
+                                           : "",
                      describe_agent_files(files_).c_str());
     return std::nullopt;
 }
@@ -694,7 +695,7 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
     const std::string& path = file.empty() ? files_.profile : file;
     if (objects_->relocation_due()) objects_->relocate(jni);
     // The objects allocated since the last collection, whole, before the final profile is taken.
-    if (final) objects_->sweep(exit_digest_bytes);
+    if (final) objects_->sweep(digest_budget(settings_.agent, exit_digest_bytes));
     replica_report report;
     tree_snapshot tree;
     const auto take = [&](profiling_session::profiler_type& profiler) {

@@ -303,23 +303,19 @@ std::optional<std::string> find_fast_unwinder() {
 
 // Adaptive tracking at track_rate= unless interval= fixes the interval; an error names the conflict.
 std::optional<std::string> choose_allocation_tracking(const option_values& values, profiler_config& profiler) {
+    if (auto error = check_allocation_tracking(values)) return error;
+    if (the_agent->settings.exact) return std::nullopt; // every allocation, as interval=0
     if (values.given("interval")) {
-        if (values.given("track_rate"))
-            return std::string("interval= and track_rate= both given: interval= fixes the sampling interval (0: every "
-                               "allocation), track_rate= moves it to track that many allocations a second; give one");
         the_agent->sampling_interval = values.size("interval");
         sampling = the_agent->sampling_interval != 0;
         profiler.allocation_sampling_interval = the_agent->sampling_interval;
         return std::nullopt;
     }
-    const std::uint64_t rate = values.count("track_rate");
-    if (rate == 0)
-        return std::string("track_rate=0 would track nothing; interval=0 tracks every allocation");
     allocation_rate_target_config config;
-    config.tracked_per_second = static_cast<double>(rate);
+    config.tracked_per_second = static_cast<double>(values.count("track_rate"));
     the_agent->rate_target.emplace(config);
     sampling = true;
-    profiler.allocation_tracking_target = rate;
+    profiler.allocation_tracking_target = values.count("track_rate");
     return std::nullopt;
 }
 
@@ -331,7 +327,8 @@ std::string describe_allocation_tracking() {
     if (sampling)
         return ", of a sample of allocations (one per " + std::to_string(the_agent->sampling_interval) +
                " bytes on average)";
-    return ", of every allocation";
+    return the_agent->settings.exact ? ", of every allocation, each digested whole with no budget (exact mode)"
+                                     : ", of every allocation";
 }
 
 // This agent's own options, after the ones it shares with the JVM agent.
@@ -396,7 +393,7 @@ std::vector<option_spec> preload_agent_options() {
         return;
     }
     session.record_file = the_agent->files.trace;
-    session.profiler.death_digest_bytes_per_second = death_digest_bytes_per_second;
+    session.profiler.death_digest_bytes_per_second = digest_budget(the_agent->settings, death_digest_bytes_per_second);
     find_own_code();
     the_agent->backtrace = libgcc_backtrace;
     if (const std::string& unwinder = parsed.values.choice("unwinder"); unwinder != "libgcc") {
@@ -455,16 +452,21 @@ void finish_profile() {
 }
 
 // The exit summary's line on whole-object evidence.
-void print_digest_summary(const profiler_stats& s, std::uint64_t at_exit) {
+void print_digest_summary(const profiler_stats& s, std::uint64_t at_exit, bool exact) {
+    char budgets[96];
+    if (exact)
+        std::snprintf(budgets, sizeof budgets, "none in the exact mode");
+    else
+        std::snprintf(budgets, sizeof budgets, "%llu MiB/s at free, %llu MiB at exit",
+                      static_cast<unsigned long long>(death_digest_bytes_per_second >> 20),
+                      static_cast<unsigned long long>(exit_digest_bytes >> 20));
     std::fprintf(stderr,
                  "ojx: %llu objects digested whole (%.1f MiB; %llu at their free, %llu alive at exit); %llu left out "
-                 "by the digest budgets (%llu MiB/s at free, %llu MiB at exit), %llu unreadable\n",
+                 "by the digest budgets (%s), %llu unreadable\n",
                  static_cast<unsigned long long>(s.objects_digested),
                  static_cast<double>(s.bytes_digested) / (1 << 20),
                  static_cast<unsigned long long>(s.objects_digested - at_exit), static_cast<unsigned long long>(at_exit),
-                 static_cast<unsigned long long>(s.digests_skipped_budget),
-                 static_cast<unsigned long long>(death_digest_bytes_per_second >> 20),
-                 static_cast<unsigned long long>(exit_digest_bytes >> 20),
+                 static_cast<unsigned long long>(s.digests_skipped_budget), budgets,
                  static_cast<unsigned long long>(s.digests_unreadable));
 }
 
@@ -474,7 +476,7 @@ void write_profile() {
     agent& a = *the_agent;
     a.session.stop();
     // The survivors' contents, before the profile is taken (and the trace ends).
-    const auto survivors = a.session.digest_tracked_objects(exit_digest_bytes);
+    const auto survivors = a.session.digest_tracked_objects(digest_budget(a.settings, exit_digest_bytes));
     const hardware_backend& backend = a.session.backend();
     symbolizer symbols;
     report_naming naming;
@@ -508,7 +510,7 @@ void write_profile() {
                          error ? "" : "; profile written to ", error ? "" : a.files.profile.c_str());
             for (const std::string& line : a.session.health_lines()) std::fprintf(stderr, "ojx: %s\n", line.c_str());
             const profiler_stats& s = report.stats;
-            print_digest_summary(s, survivors.digested);
+            print_digest_summary(s, survivors.digested, a.settings.exact);
             const std::uint64_t tracked = s.allocations - s.allocations_ignored_small - s.allocations_ignored_contexts_full;
             const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - a.started).count();
             const double per_second = seconds > 0 ? static_cast<double>(tracked) / seconds : 0;
@@ -521,7 +523,7 @@ void write_profile() {
                              static_cast<unsigned long long>(a.rate_target->smallest_interval()),
                              static_cast<unsigned long long>(a.rate_target->largest_interval()),
                              static_cast<unsigned long long>(a.rate_target->windows()));
-            else if (!sampling && per_second > heavy_tracking_per_second)
+            else if (!sampling && !a.settings.exact && per_second > heavy_tracking_per_second)
                 std::fprintf(stderr,
                              "ojx: %llu allocations tracked, %.0f per second: each unwinds its stack; track_rate= (the "
                              "default, without interval=) would track a bounded sample of them, with counts weighted "

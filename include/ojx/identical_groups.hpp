@@ -28,11 +28,13 @@
 #include "ojx/replica_bounds.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <new>
 #include <vector>
 
 namespace ojx {
@@ -95,32 +97,42 @@ struct identical_groups_summary {
 
 // The bounded table one site records into. Not thread-safe: callers serialize (the profiler's digest calls run
 // under the caller's lock).
+//
+// Storage. Room for min(capacity, preallocated) contents is allocated with the table, so that a table of the
+// default capacity never allocates while recording; a larger capacity (the exact verification mode keeps every
+// content) grows the room by doubling as contents arrive, and a growth that fails leaves the table full at the
+// room it has. Contents are found through an open-addressing index (linear probing, twice the room), so a record
+// costs O(1) at any capacity; the eviction scan is O(kept), and only a full table does it.
 class identical_group_table {
 public:
-    explicit identical_group_table(std::size_t capacity)
-        : capacity_(std::max<std::size_t>(capacity, 1)),
-          digests_(std::make_unique<std::uint64_t[]>(capacity_)),
-          groups_(std::make_unique<content_group[]>(capacity_)) {}
+    static constexpr std::size_t preallocated = 256;
+
+    explicit identical_group_table(std::size_t capacity) : capacity_(std::max<std::size_t>(capacity, 1)) {
+        if (!grow_to(std::min(capacity_, preallocated))) throw std::bad_alloc();
+    }
 
     std::size_t capacity() const noexcept { return capacity_; }
     std::size_t kept() const noexcept { return used_; }
 
-    // One object with content `digest`, standing for `weight` objects. No allocation.
+    // One object with content `digest`, standing for `weight` objects. No allocation below `preallocated`
+    // contents.
     void record(std::uint64_t digest, bool all_zero, double weight) noexcept {
-        for (std::size_t i = 0; i < used_; ++i) {
-            if (digests_[i] == digest) {
-                add(groups_[i], weight);
+        std::size_t at = home(digest);
+        for (; index_[at] != 0; at = (at + 1) & mask_) {
+            const std::size_t slot = index_[at] - 1;
+            if (digests_[slot] == digest) {
+                add(groups_[slot], weight);
                 return;
             }
         }
         if (digest >= limit_) return unkept(weight);
         std::size_t slot = used_;
-        if (used_ == capacity_) {
+        if (used_ == digests_.size() && (used_ == capacity_ || !grow_to(std::min(capacity_, 2 * used_)))) {
             // Evict the kept content seen once with the largest digest, if it is larger than this one's.
-            std::size_t victim = capacity_;
+            std::size_t victim = used_;
             for (std::size_t i = 0; i < used_; ++i)
-                if (groups_[i].objects == 1 && (victim == capacity_ || digests_[i] > digests_[victim])) victim = i;
-            if (victim == capacity_) return unkept(weight);
+                if (groups_[i].objects == 1 && (victim == used_ || digests_[i] > digests_[victim])) victim = i;
+            if (victim == used_) return unkept(weight);
             if (digests_[victim] < digest) {
                 limit_ = digest;
                 return unkept(weight);
@@ -129,6 +141,7 @@ public:
             unkept_objects_ += 1;
             unkept_weight_ += groups_[victim].weight;
             unkept_weight_squared_ += groups_[victim].weight_squared;
+            erase_from_index(victim);
             slot = victim;
         } else {
             ++used_;
@@ -136,17 +149,24 @@ public:
         digests_[slot] = digest;
         groups_[slot] = content_group{digest, 0, 0, 0, 0, all_zero};
         add(groups_[slot], weight);
+        insert_into_index(slot);
     }
 
     identical_groups_summary summary() const {
         identical_groups_summary s;
-        s.groups.assign(groups_.get(), groups_.get() + used_);
+        s.groups.assign(groups_.begin(), groups_.begin() + static_cast<std::ptrdiff_t>(used_));
         std::sort(s.groups.begin(), s.groups.end(),
                   [](const content_group& a, const content_group& b) { return a.digest < b.digest; });
         s.unkept_objects = unkept_objects_;
         s.unkept_weight = unkept_weight_;
         s.unkept_weight_squared = unkept_weight_squared_;
         return s;
+    }
+
+    // Bytes a table of `capacity` holds before it grows.
+    static std::size_t initial_bytes(std::size_t capacity) noexcept {
+        const std::size_t room = std::min(std::max<std::size_t>(capacity, 1), preallocated);
+        return room * (sizeof(std::uint64_t) + sizeof(content_group)) + index_size_for(room) * sizeof(std::uint32_t);
     }
 
 private:
@@ -163,9 +183,59 @@ private:
         unkept_weight_squared_ += weight * weight;
     }
 
+    static std::size_t index_size_for(std::size_t room) noexcept { return std::bit_ceil(2 * room); }
+
+    std::size_t home(std::uint64_t digest) const noexcept {
+        return static_cast<std::size_t>((digest * 0x9e3779b97f4a7c15ULL) >> 32) & mask_;
+    }
+
+    void insert_into_index(std::size_t slot) noexcept {
+        std::size_t at = home(digests_[slot]);
+        while (index_[at] != 0) at = (at + 1) & mask_;
+        index_[at] = static_cast<std::uint32_t>(slot + 1);
+    }
+
+    // Removes `slot`'s entry (its digest still in digests_), shifting later entries of its probe run back so
+    // that every entry stays reachable from its home without passing an empty place.
+    void erase_from_index(std::size_t slot) noexcept {
+        std::size_t hole = home(digests_[slot]);
+        while (index_[hole] != slot + 1) hole = (hole + 1) & mask_;
+        for (std::size_t next = (hole + 1) & mask_; index_[next] != 0; next = (next + 1) & mask_) {
+            const std::size_t want = home(digests_[index_[next] - 1]);
+            // The entry at `next` may move into the hole unless its home lies cyclically in (hole, next].
+            const bool stays = hole <= next ? (hole < want && want <= next) : (hole < want || want <= next);
+            if (stays) continue;
+            index_[hole] = index_[next];
+            hole = next;
+        }
+        index_[hole] = 0;
+    }
+
+    // Room for `room` contents (more than now) and an index for them: false, and the table as it was, where
+    // memory is short.
+    bool grow_to(std::size_t room) noexcept {
+        try {
+            std::vector<std::uint32_t> index(index_size_for(room));
+            std::vector<std::uint64_t> digests(room);
+            std::vector<content_group> groups(room);
+            std::copy_n(digests_.begin(), used_, digests.begin());
+            std::copy_n(groups_.begin(), used_, groups.begin());
+            index_ = std::move(index);
+            digests_ = std::move(digests);
+            groups_ = std::move(groups);
+        } catch (...) {
+            return false;
+        }
+        mask_ = index_.size() - 1;
+        for (std::size_t i = 0; i < used_; ++i) insert_into_index(i);
+        return true;
+    }
+
     std::size_t capacity_;
-    std::unique_ptr<std::uint64_t[]> digests_; // apart from the groups: every record scans them
-    std::unique_ptr<content_group[]> groups_;
+    std::vector<std::uint64_t> digests_; // kept contents' digests, slot by slot, apart from their groups
+    std::vector<content_group> groups_;
+    std::vector<std::uint32_t> index_;   // slot + 1 by digest, 0: empty; 2× the room, a power of two
+    std::size_t mask_ = 0;
     std::size_t used_ = 0;
     std::uint64_t limit_ = std::numeric_limits<std::uint64_t>::max(); // contents with digest ≥ this are not kept
     std::uint64_t unkept_objects_ = 0;

@@ -49,9 +49,10 @@ public:
         return whole_object_summary{groups_.summary(), near_.summary(), bytes_};
     }
 
-    // Bytes this evidence holds for a configuration (for memory accounting).
+    // Bytes this evidence holds for a configuration when it is made (for memory accounting; a table whose
+    // capacity is above identical_group_table::preallocated grows past it).
     static std::size_t bytes_for(const whole_object_config& config) noexcept {
-        return sizeof(whole_object_evidence) + config.content_groups * (sizeof(std::uint64_t) + sizeof(content_group)) +
+        return sizeof(whole_object_evidence) + identical_group_table::initial_bytes(config.content_groups) +
                config.near_families * sizeof(near_family);
     }
 

@@ -41,6 +41,10 @@ Scenarios and tolerances (statistical claims are checked over all runs, not one 
                at most twice the target otherwise;
       replay:  the trace, whose objects each carry the interval they were sampled at, replays to the profile
                byte for byte.
+  - exact: the exact verification mode on JavaReplicas (G1, 4 threads): every tracked array digested, nothing
+    left out by a budget or a full table, and each site's largest identical group, pooled over its contexts by
+    digest, equal to the program's own share wherever the pool holds exactly the site's arrays, but for arrays a
+    thread was still filling when a collection's start digested them (at most one a thread a collection).
   - robustness: JvmStress (thread churn, class unloading, System.gc() in a loop) prints the same with the agent
     as without it.
   - options: an unknown or malformed option stops the JVM with a message naming it; `help` lists the options
@@ -227,6 +231,63 @@ class Suite:
                 self.fail(f"{name}: {site['function']}: estimated {estimate:.0f} arrays, the program allocated "
                           f"{site['objects']} (tolerance {tolerance:.0f})")
 
+    # ---- the exact verification mode ----
+
+    def exact(self, jdk, seconds):
+        """`exact`: every array tracked and digested (nothing left out by a budget or a full table), and each
+        site's largest identical group, pooled over its contexts by digest, is the program's own."""
+        profile = os.path.join(self.workdir, "profile-exact.json")
+        truth = os.path.join(self.workdir, "truth-exact.json")
+        result = self.java(jdk, "-XX:+UseG1GC", "JavaReplicas", "--seconds", seconds, "--threads", "4", "--truth",
+                           truth, agent_options=f"start,file={profile},exact")
+        print("--- exact: -XX:+UseG1GC JavaReplicas, 4 threads")
+        if result.returncode != 0:
+            return self.fail(f"exact: the program exited {result.returncode}: {result.stderr[-1500:]}")
+        if "exact mode" not in result.stderr:
+            self.fail("exact: the start line does not say the run is in the exact mode")
+        with open(profile, encoding="utf-8") as handle:
+            document = json.load(handle)
+        run = document["run"]
+        if run["digests_skipped"]["budget"] != 0 or not run["allocation_counts"].startswith("exact"):
+            self.fail(f"exact: digests left out by a budget ({run['digests_skipped']}) or counts not exact")
+        tracked = sum(context["objects"] for context in document["contexts"])
+        digested = sum(context.get("whole_objects", {}).get("objects", 0) for context in document["contexts"])
+        unkept = sum(context.get("whole_objects", {}).get("unkept", {}).get("objects", 0)
+                     for context in document["contexts"])
+        print(f"  {tracked} arrays tracked, {digested} digested, {unkept} unkept")
+        if digested != tracked or unkept != 0:
+            self.fail(f"exact: {tracked} arrays tracked, {digested} digested, {unkept} unkept")
+        sites = check_profile.read_truth(truth)
+        in_flight = 4 * (run.get("agent", {}).get("collections_relocated", 0) + 1)
+        for site in sites:
+            groups = {}
+            for context in document["contexts"]:
+                frames = context["allocation"]["frames"]
+                if check_profile.site_of({"frames": frames}, sites) is not site:
+                    continue
+                # A JDK constructor's arrays (the serialisation site's stream buffers) are not the site's objects.
+                if any(".<init>(" in frame for frame in frames if not frame.startswith("JavaReplicas")):
+                    continue
+                for group in context.get("whole_objects", {}).get("groups", []):
+                    groups[group["digest"]] = groups.get(group["digest"], 0) + group["objects"]
+            objects = sum(groups.values())
+            share = max(groups.values()) / objects if objects else 0
+            # The serialisation site's contexts also hold the streams' growing buffers: pooled, they are not the
+            # site's arrays alone, and only a pool of exactly the site's count is compared.
+            comparable = objects == site["objects"]
+            # An array is digested as it is at the first collection after its allocation: one a thread was still
+            # filling then (at most one a thread a collection, and at the end) is seen as it was.
+            apart = abs(share - site["ratio"]) * objects
+            verdict = ("ok" if apart <= in_flight + 1e-6 else "DIFFERS") if comparable else "not compared"
+            print(f"  {site['function']:24} {objects:6} digested, largest group {share:.4f}; the program's "
+                  f"{site['objects']}, {site['ratio']:.4f}: {verdict} ({apart:.0f} arrays apart, at most "
+                  f"{in_flight} allowed)")
+            if verdict == "DIFFERS":
+                self.fail(f"exact: {site['function']}: largest group {share:.4f}, the program's {site['ratio']:.4f}")
+            if not comparable and site["role"] == "planted" and site["function"] != "serializeSnapshotCopy":
+                self.fail(f"exact: {site['function']}: {objects} arrays digested, the program allocated "
+                          f"{site['objects']}")
+
     # ---- robustness ----
 
     def stress(self, jdk):
@@ -252,6 +313,7 @@ class Suite:
                                               ("sampler=magic", "precise", False), ("interval=-3", "interval", False),
                                               ("interval=8k,track_rate=500", "track_rate", False),
                                               ("track_rate=0", "track_rate", False),
+                                              ("exact,interval=0", "exact", False),
                                               ("help", "track_rate", True)]:
             result = self.java(jdk, "JavaReplicas", "--seconds", "0.3", "--threads", "1", agent_options=options)
             said = " / ".join(line for line in result.stderr.splitlines() if line.startswith("ojx"))
@@ -406,6 +468,7 @@ class Suite:
             self.replicas(jdk, f"{os.path.basename(jdk)}-G1-4threads", ["-Xmx64m"],
                           ["--seconds", seconds, "--threads", "4", "--gc-pressure"], seed, expect_moves=True)
             seed += 1
+        self.exact(DEBIAN_JDK, seconds)
         self.stress(DEBIAN_JDK)
         self.options(DEBIAN_JDK)
         self.files(DEBIAN_JDK)

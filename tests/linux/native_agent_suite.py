@@ -150,6 +150,40 @@ def check_whole_objects_at_defaults(agent, program, workdir, seconds):
     return problems
 
 
+def check_exact(agent, program, workdir, seconds):
+    """Problems of a run in the exact verification mode: every object of every site digested, nothing left out by
+    a budget or a full table, and each planted site's interval collapsed onto its true largest-group share."""
+    result, truth, profile = run_with_options(agent, program, workdir, "exact", "exact", 12, seconds)
+    if result.returncode != 0:
+        return [f"exact: the profiled program exited {result.returncode}: {result.stderr[-2000:]}"]
+    problems = []
+    if "exact mode" not in result.stderr:
+        problems.append("exact: the start line does not say the run is in the exact mode")
+    with open(profile, encoding="utf-8") as handle:
+        written = json.load(handle)
+    run_facts = written["run"]
+    if run_facts["digests_skipped"]["budget"] != 0 or not run_facts["allocation_counts"].startswith("exact"):
+        problems.append(f"exact: digests left out by a budget ({run_facts['digests_skipped']}) or counts not exact "
+                        f"({run_facts['allocation_counts']})")
+    for context in written["contexts"]:
+        whole = context.get("whole_objects", {})
+        if whole.get("unkept", {}).get("objects", 0) != 0 or whole.get("objects", 0) != context["objects"]:
+            problems.append(f"exact: {context['allocation']['frames'][:2]}: {context['objects']} objects tracked, "
+                            f"{whole.get('objects', 0)} digested, {whole.get('unkept', {}).get('objects', 0)} unkept")
+    sites = check_profile.read_truth(truth)
+    rows, _, failures = check_profile.check(check_profile.read_profile(profile, "whole_objects"), sites)
+    print("--- exact mode, whole-object estimates")
+    check_profile.print_table(rows)
+    problems += [f"exact: {failure}" for failure in failures]
+    for site, context, *_ in rows:
+        if site["role"] == "planted" and context is not None and \
+                not (abs(context["omega"] - site["ratio"]) <= check_profile.SLACK
+                     and abs(context["gamma"] - site["ratio"]) <= check_profile.SLACK):
+            problems.append(f"exact: {site['function']}: interval [{context['omega']}, {context['gamma']}] is not "
+                            f"the true share {site['ratio']}")
+    return problems
+
+
 def main(argv):
     if len(argv) < 4:
         print(__doc__)
@@ -204,12 +238,14 @@ def main(argv):
     problems += check_allocation_sampling(agent, program, workdir, seconds)
     problems += check_allocation_sampling(agent, program, workdir, seconds, "track_rate=300")
     problems += check_whole_objects_at_defaults(agent, program, workdir, seconds)
+    problems += check_exact(agent, program, workdir, seconds)
     # Bad options: a message that names the problem, and the program runs unprofiled to a normal exit.
     for options, expected in [("bogus=1", "bogus"), ("rate=fast", "rate"), ("sampler=magic", "precise"),
                               ("rate=0", "rate"), ("help", "threshold"), ("unwinder=magic", "unwinder"),
                               ("record=", "record"), ("record=/nonexistent/run.ojxt", "/nonexistent/run.ojxt"),
                               ("reads=fast", "reads"), ("track_rate=0", "track_rate=0 would track nothing"),
                               ("track_rate=often", "track_rate"), ("interval=0,track_rate=1000", "both given"),
+                              ("exact,interval=0", "do not go with it"), ("exact,track_rate=100", "do not go with it"),
                               (f"reads=auto,file={workdir}/reads.json", "memory reads: guarded loads"),
                               (f"reads=syscall,file={workdir}/reads.json", "memory reads: process_vm_readv")]:
         env = dict(os.environ, LD_PRELOAD=agent, OJX_OPTIONS=options)

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <string>
 
@@ -142,6 +143,17 @@ TEST_CASE("a library loaded after the module list was read is found", "[symboliz
            (Contains("crypt_r (").match(name) && Contains(":").match(name))));
     CHECK(names.stats().module_list_reads == 2);
     dlclose(crypt_library);
+}
+
+TEST_CASE("an address of a module that no symbol covers is named by its offset in the module", "[symbolizer]") {
+    // The ELF header at a library's start is covered by no symbol; its offset is the same in every run, where
+    // the address moves with address-space randomization.
+    Dl_info info{};
+    REQUIRE(dladdr(reinterpret_cast<void*>(&malloc), &info) != 0);
+    symbolizer names;
+    const std::string name = names.frame_name(address_of(info.dli_fbase) + 0x10, false);
+    INFO(name);
+    CHECK_THAT(name, StartsWith("libc.so.6+0x10"));
 }
 
 TEST_CASE("an address in no module is a hex number, and does not reread the modules", "[symbolizer]") {

@@ -39,6 +39,10 @@ std::vector<option_spec> common_agent_options() {
          "chains to the program's, a few ns, with process_vm_readv while another handler has replaced it) or "
          "syscall (process_vm_readv only, ≈ 1–2.5 µs, and no SIGSEGV/SIGBUS handler installed)",
          {"auto", "syscall"}},
+        {"exact", option_kind::flag, "",
+         "exact verification mode, slow, for checking what the defaults report: every allocation at or above "
+         "threshold tracked, every tracked object digested whole with no budget and every distinct content kept, "
+         "so that each site's identical groups are exact (not with interval= or track_rate=)"},
         {"seed", option_kind::count, "1", "seed of the sampling and pairing randomness"},
         {"quiet", option_kind::flag, "", "no summary on standard error at exit"},
         {"help", option_kind::flag, "", "print the options and run without profiling"},
@@ -48,6 +52,7 @@ std::vector<option_spec> common_agent_options() {
 std::optional<std::string> to_agent_settings(const option_values& values, agent_settings& settings) {
     settings.help = values.flag("help");
     settings.quiet = values.flag("quiet");
+    settings.exact = values.flag("exact");
     settings.file_pattern = values.text("file");
     settings.record_pattern = values.text("record");
     if (settings.record_pattern == settings.file_pattern)
@@ -66,6 +71,18 @@ std::optional<std::string> to_agent_settings(const option_values& values, agent_
     profiler.compare_window = static_cast<std::size_t>(values.size("window"));
     if (values.choice("companion") != "auto") profiler.companion_probe = values.choice("companion") == "on";
     profiler.seed = values.count("seed");
+    if (settings.exact) profiler.whole_objects.content_groups = exact_content_groups;
+    return std::nullopt;
+}
+
+std::optional<std::string> check_allocation_tracking(const option_values& values) {
+    if (values.given("interval") && values.given("track_rate"))
+        return std::string("interval= and track_rate= both given: interval= fixes the sampling interval (0: every "
+                           "allocation), track_rate= moves it to track that many allocations a second; give one");
+    if (values.flag("exact") && (values.given("interval") || values.given("track_rate")))
+        return std::string("exact tracks every allocation: interval= and track_rate= do not go with it");
+    if (!values.given("interval") && values.count("track_rate") == 0)
+        return std::string("track_rate=0 would track nothing; interval=0 tracks every allocation");
     return std::nullopt;
 }
 

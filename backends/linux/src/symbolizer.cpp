@@ -234,14 +234,18 @@ std::string symbolizer::resolve(std::uint64_t pc, bool is_return_address) {
     }
     if (module == nullptr) return hex(pc);
 
-    const char* module_path = dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+    Dwarf_Addr module_start = 0;
+    const char* module_path =
+        dwfl_module_info(module, nullptr, &module_start, nullptr, nullptr, nullptr, nullptr, nullptr);
     const std::string module_name = base_name(module_path != nullptr ? module_path : "");
     GElf_Off offset = 0;
     GElf_Sym symbol;
     const char* symbol_name = dwfl_module_addrinfo(module, address, &offset, &symbol, nullptr, nullptr, nullptr);
     const std::string line = is_runtime_library(module_name) ? std::string() : source_line(module, address);
+    // Without a symbol, the offset in its module: the same in every run of the same binary, where the address
+    // moves with address-space randomization (and would split one site into one per run in `ojx merge`).
     if (symbol_name == nullptr || symbol_name[0] == '\0')
-        return hex(pc) + " (" + (line.empty() ? module_name : line) + ")";
+        return module_name + "+" + hex(pc - module_start) + (line.empty() ? "" : " (" + line + ")");
 
     std::string name = demangled(symbol_name);
     if (!line.empty()) return name + " (" + line + ")";

@@ -22,8 +22,23 @@ struct agent_settings {
     std::string record_pattern; // the trace's file (record=), likewise; empty: no recording
     bool quiet = false;
     bool help = false;
+    // exact: the verification mode. The agent tracks every allocation at or above the threshold and digests
+    // with no budget (its own settings); the session keeps every distinct content of a site.
+    bool exact = false;
 };
+
+// Distinct contents a site keeps in the exact mode: every one a run can have (the table grows as they come).
+inline constexpr std::size_t exact_content_groups = std::size_t{1} << 30;
+
+// A digest budget as an agent runs it: none (0) in the exact mode.
+inline std::uint64_t digest_budget(const agent_settings& settings, std::uint64_t bytes) noexcept {
+    return settings.exact ? 0 : bytes;
+}
 std::optional<std::string> to_agent_settings(const option_values& values, agent_settings& settings);
+
+// The allocation-tracking options every agent declares besides these (track_rate, interval) checked against
+// each other and exact: the message for a combination that makes no sense.
+std::optional<std::string> check_allocation_tracking(const option_values& values);
 
 // What an agent says at exit about its trace (record=): problems always, one line each; the summary (events,
 // bytes per event, records lost) unless `quiet`. To standard error.
