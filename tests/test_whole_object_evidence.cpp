@@ -67,7 +67,7 @@ TEST_CASE("a fingerprint tells identical objects, near-replicas and zeros apart"
 }
 
 TEST_CASE("the group table is exact for what it keeps, past its capacity too") {
-    // 50 contents: 10 repeated ones (5 objects each) and 40 seen once, through a table of 16.
+    // 50 contents, 90 objects: 10 repeated contents (5 objects each) and 40 seen once, through a table of 16.
     fast_random rng(11);
     std::vector<std::uint64_t> stream;
     for (std::uint64_t g = 0; g < 10; ++g) stream.insert(stream.end(), 5, rng());
@@ -85,7 +85,7 @@ TEST_CASE("the group table is exact for what it keeps, past its capacity too") {
     const auto e = estimate_identical_groups(s, 0.95, stream.size());
     REQUIRE(e.distinct_low <= 50);
     REQUIRE(e.distinct_high >= 50);
-    REQUIRE(e.largest_share_ci.contains(5.0 / 50));
+    REQUIRE(e.largest_share_ci.contains(5.0 / static_cast<double>(stream.size()))); // 5 of the 90 objects
 }
 
 // The table's rule as plainly as it can be written (a linear scan of the kept contents), to check the indexed
@@ -140,6 +140,81 @@ TEST_CASE("the indexed table keeps exactly what the plain rule keeps, at any cap
             }
             REQUIRE(s.unkept_objects == reference.unkept);
         }
+    }
+}
+
+// The heaviest unkept content's weight, from the stream and what the table kept (a kept content holds all of its
+// objects, so the rest of a content's weight is unkept).
+double heaviest_unkept_content(const std::vector<std::pair<std::uint64_t, double>>& stream,
+                               const identical_groups_summary& s) {
+    std::vector<std::pair<std::uint64_t, double>> totals;
+    for (const auto& [digest, weight] : stream) {
+        auto at = std::find_if(totals.begin(), totals.end(), [&](const auto& t) { return t.first == digest; });
+        if (at == totals.end()) totals.emplace_back(digest, weight);
+        else at->second += weight;
+    }
+    double heaviest = 0;
+    for (const auto& [digest, total] : totals) {
+        const auto kept = std::find_if(s.groups.begin(), s.groups.end(),
+                                       [&](const content_group& g) { return g.digest == digest; });
+        heaviest = std::max(heaviest, total - (kept == s.groups.end() ? 0 : kept->weight));
+    }
+    return heaviest;
+}
+
+TEST_CASE("the unkept objects' heaviest content is bounded, and the bound is tight where contents are distinct") {
+    for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+        fast_random rng(seed);
+        identical_group_table table(16);
+        std::vector<std::pair<std::uint64_t, double>> stream;
+        // A table filled by repeated contents first, then a mix: a popular late content, many distinct ones.
+        const std::uint64_t late = rng() | 1;
+        for (int i = 0; i < 600; ++i) {
+            const std::uint64_t digest = i < 64 ? static_cast<std::uint64_t>(i % 16) * 0x9e3779b97f4a7c15ULL
+                                         : rng.below(3) == 0 ? late : rng();
+            const double weight = 1 + static_cast<double>(rng.below(4));
+            stream.emplace_back(digest, weight);
+            table.record(digest, false, weight);
+        }
+        const identical_groups_summary s = table.summary();
+        REQUIRE(s.unkept_objects > 0);
+        const double truth = heaviest_unkept_content(stream, s);
+        INFO("seed " << seed << ": heaviest unkept " << truth << ", bound " << s.unkept_largest_weight << " of "
+                     << s.unkept_weight);
+        REQUIRE(s.heaviest_unkept() >= truth - 1e-9);
+        REQUIRE(s.heaviest_unkept() <= s.unkept_weight + 1e-9);
+        // The estimate's upper end holds the popular late content's share.
+        const auto e = estimate_identical_groups(s, 0.95);
+        double all = 0;
+        for (const auto& item : stream) all += item.second;
+        REQUIRE(e.largest_share_ci.high >= truth / all - 1e-9);
+    }
+    // All distinct: the bound is about the unkept weight over the sketch's 16 counters, not all of it.
+    identical_group_table distinct(16);
+    fast_random rng(3);
+    for (int i = 0; i < 1600; ++i) distinct.record(rng(), false, 1);
+    const identical_groups_summary s = distinct.summary();
+    REQUIRE(s.unkept_objects >= 1500);
+    CHECK(s.heaviest_unkept() <= 2.0 * static_cast<double>(s.unkept_objects) / 16);
+    const auto e = estimate_identical_groups(s, 0.95);
+    CHECK(e.largest_share_ci.high < 0.2);
+}
+
+TEST_CASE("merged summaries bound the unkept objects' heaviest content of the union") {
+    for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+        fast_random rng(seed);
+        identical_group_table left(8), right(8);
+        std::vector<std::pair<std::uint64_t, double>> stream;
+        for (int i = 0; i < 400; ++i) {
+            const std::uint64_t digest = rng.below(2) == 0 ? rng.below(20) * 0x9e3779b97f4a7c15ULL : rng();
+            stream.emplace_back(digest, 1);
+            (i % 2 ? left : right).record(digest, false, 1);
+        }
+        identical_groups_summary merged = left.summary();
+        merged += right.summary();
+        INFO("seed " << seed);
+        REQUIRE(merged.heaviest_unkept() >= heaviest_unkept_content(stream, merged) - 1e-9);
+        REQUIRE(merged.heaviest_unkept() <= merged.unkept_weight + 1e-9);
     }
 }
 

@@ -14,7 +14,11 @@
 // (a content refused or evicted once is refused forever: the digest limit only falls, and a full table of
 // repeated contents never frees a place). So the kept groups are exact groups, and only the grouping of the
 // unkept objects is unknown: the largest group may be among them only if there are at least as many of them as
-// objects in the largest kept group, and the estimators widen their upper ends by what they might hold.
+// objects in the largest kept group, and the estimators widen their upper ends by what they might hold. How much
+// that is, a small weighted space-saving sketch of the unkept objects' digests bounds: no content's unkept weight
+// exceeds the sketch's largest counter (a counted content's is at most its counter, any other's at most the
+// smallest), so a site of many distinct contents gets an upper end near its largest kept group, not one that
+// allows every unkept object to be a single group.
 //
 // Weights. An object may stand for 1/p objects (allocation sampling, a sweep's subsampling). Shares are weighted;
 // intervals use Kish's effective sample size (Σw)²/Σw². Where every object of the site was digested
@@ -28,6 +32,7 @@
 #include "ojx/replica_bounds.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -60,6 +65,14 @@ struct identical_groups_summary {
     std::uint64_t unkept_objects = 0;
     double unkept_weight = 0;
     double unkept_weight_squared = 0;
+    // At least the weight of any one content among the unkept objects, at most unkept_weight; 0 where a profile
+    // written before this bound has unkept objects (then unkept_weight bounds it: see heaviest_unkept).
+    double unkept_largest_weight = 0;
+
+    // The bound on one content's weight among the unkept objects that the estimators use.
+    double heaviest_unkept() const noexcept {
+        return unkept_largest_weight > 0 ? std::min(unkept_largest_weight, unkept_weight) : unkept_weight;
+    }
 
     std::uint64_t objects() const noexcept {
         std::uint64_t n = unkept_objects;
@@ -88,9 +101,12 @@ struct identical_groups_summary {
             }
         }
         groups = std::move(merged);
+        // A content's unkept objects in the sum are its unkept objects in each summary: their bounds add.
+        const double bound = heaviest_unkept() + other.heaviest_unkept();
         unkept_objects += other.unkept_objects;
         unkept_weight += other.unkept_weight;
         unkept_weight_squared += other.unkept_weight_squared;
+        unkept_largest_weight = unkept_objects > 0 ? std::min(bound, unkept_weight) : 0;
         return *this;
     }
 };
@@ -125,22 +141,20 @@ public:
                 return;
             }
         }
-        if (digest >= limit_) return unkept(weight);
+        if (digest >= limit_) return unkept(digest, weight);
         std::size_t slot = used_;
         if (used_ == digests_.size() && (used_ == capacity_ || !grow_to(std::min(capacity_, 2 * used_)))) {
             // Evict the kept content seen once with the largest digest, if it is larger than this one's.
             std::size_t victim = used_;
             for (std::size_t i = 0; i < used_; ++i)
                 if (groups_[i].objects == 1 && (victim == used_ || digests_[i] > digests_[victim])) victim = i;
-            if (victim == used_) return unkept(weight);
+            if (victim == used_) return unkept(digest, weight);
             if (digests_[victim] < digest) {
                 limit_ = digest;
-                return unkept(weight);
+                return unkept(digest, weight);
             }
             limit_ = std::min(limit_, digests_[victim]);
-            unkept_objects_ += 1;
-            unkept_weight_ += groups_[victim].weight;
-            unkept_weight_squared_ += groups_[victim].weight_squared;
+            unkept(digests_[victim], groups_[victim].weight); // a content kept once: one object
             erase_from_index(victim);
             slot = victim;
         } else {
@@ -160,6 +174,7 @@ public:
         s.unkept_objects = unkept_objects_;
         s.unkept_weight = unkept_weight_;
         s.unkept_weight_squared = unkept_weight_squared_;
+        for (const sketch_counter& c : sketch_) s.unkept_largest_weight = std::max(s.unkept_largest_weight, c.weight);
         return s;
     }
 
@@ -177,10 +192,19 @@ private:
         g.heaviest = std::max(g.heaviest, weight);
     }
 
-    void unkept(double weight) noexcept {
+    // An object whose content is not kept: counted, and its digest into the space-saving sketch (a counted
+    // content adds its weight; a new one takes an empty counter, else the smallest, which it raises by its weight).
+    void unkept(std::uint64_t digest, double weight) noexcept {
         unkept_objects_ += 1;
         unkept_weight_ += weight;
         unkept_weight_squared_ += weight * weight;
+        sketch_counter* smallest = &sketch_[0];
+        for (sketch_counter& c : sketch_) {
+            if (c.weight > 0 && c.digest == digest) return void(c.weight += weight);
+            if (c.weight < smallest->weight) smallest = &c;
+        }
+        smallest->digest = digest;
+        smallest->weight += weight;
     }
 
     static std::size_t index_size_for(std::size_t room) noexcept { return std::bit_ceil(2 * room); }
@@ -241,6 +265,11 @@ private:
     std::uint64_t unkept_objects_ = 0;
     double unkept_weight_ = 0;
     double unkept_weight_squared_ = 0;
+    struct sketch_counter {
+        std::uint64_t digest = 0;
+        double weight = 0; // 0: empty
+    };
+    std::array<sketch_counter, 16> sketch_{};
 };
 
 struct identical_groups_estimate {
@@ -345,8 +374,8 @@ inline identical_groups_estimate estimate_identical_groups(const identical_group
     }
     e.largest_certain = s.unkept_objects < e.largest_objects;
     if (s.unkept_objects > 0) {
-        // The unkept objects may be one group, larger than every kept one.
-        const double unkept_share = std::clamp(s.unkept_weight / w, 0.0, 1.0);
+        // An unkept content may be larger than every kept one: by as much as the bound on its weight.
+        const double unkept_share = std::clamp(s.heaviest_unkept() / w, 0.0, 1.0);
         e.largest_share_ci.high =
             std::max(e.largest_share_ci.high, wilson_interval_fractional(unkept_share, effective, z).high);
     }
@@ -366,7 +395,8 @@ inline identical_groups_estimate estimate_identical_groups(const identical_group
     if (std::isfinite(effective)) pairs = std::clamp(pairs, 1.0, std::max(1.0, effective * (effective - 1) / 2));
     e.identical_pairs_ci = wilson_interval_fractional(theta, pairs, z);
     if (s.unkept_objects > 1 && all_pairs > 0) {
-        const double unkept_pairs = s.unkept_weight * s.unkept_weight - s.unkept_weight_squared;
+        // Σ_g W_g² over the unkept contents is at most (the heaviest one's weight) × (their total weight).
+        const double unkept_pairs = std::max(0.0, s.heaviest_unkept() * s.unkept_weight - s.unkept_weight_squared);
         e.identical_pairs_ci.high =
             std::min(1.0, std::max(e.identical_pairs_ci.high,
                                    wilson_interval_fractional((pair_weight + unkept_pairs) / all_pairs, pairs, z).high));

@@ -280,7 +280,8 @@ inline void write_whole_objects(std::ostream& out, const whole_object_view& w) {
             << ", \"heaviest\": " << exact(c.heaviest) << ", \"all_zero\": " << (c.all_zero ? "true" : "false") << '}';
     }
     out << "],\n       \"unkept\": {\"objects\": " << g.unkept_objects << ", \"weight\": " << exact(g.unkept_weight)
-        << ", \"weight_squared\": " << exact(g.unkept_weight_squared) << "},\n       \"near_families\": [";
+        << ", \"weight_squared\": " << exact(g.unkept_weight_squared)
+        << ", \"largest_weight\": " << exact(g.heaviest_unkept()) << "},\n       \"near_families\": [";
     bool first = true;
     for (const near_family& f : w.summary.near.families) {
         if (f.members < 2) continue; // a lone object: nothing to merge into another profile's family

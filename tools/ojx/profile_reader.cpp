@@ -437,6 +437,7 @@ private:
             if (key_ == "objects") return count(v, field, i.unkept_objects);
             if (key_ == "weight") return amount(v, field, i.unkept_weight);
             if (key_ == "weight_squared") return amount(v, field, i.unkept_weight_squared);
+            if (key_ == "largest_weight") return amount(v, field, i.unkept_largest_weight);
             return true;
         }
         if (p == ".near_families[]") {
@@ -498,6 +499,8 @@ private:
                 return "fields 'whole_objects.groups' weights are inconsistent (heaviest <= weight, "
                        "weight_squared <= weight^2)";
         }
+        if (w.identical.unkept_largest_weight > w.identical.unkept_weight * (1 + 1e-9))
+            return "field 'whole_objects.unkept.largest_weight' should be at most 'weight'";
         std::uint64_t objects = w.identical.unkept_objects;
         for (const content_group& g : groups) {
             if (objects > std::numeric_limits<std::uint64_t>::max() - g.objects)
