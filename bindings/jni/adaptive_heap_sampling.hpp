@@ -35,9 +35,12 @@ public:
     // SetHeapSamplingInterval takes a jint.
     static constexpr std::uint64_t jvmti_largest_interval = 0x7fffffff;
     // Callbacks a second allowed per tracked allocation a second the target asks for. A callback for an object
-    // below the threshold costs ≈ 0.2 µs of CPU, a tracked one ≈ 1.2 µs (bench/RESULTS.md, 2026-11-26): so the
-    // callbacks cost at most about two thirds of what the tracking does.
-    static constexpr double callbacks_per_tracked = 4;
+    // below the threshold costs ≈ 0.2 µs of CPU, a tracked one ≈ 1.2 µs (bench/RESULTS.md, 2026-11-26): at the
+    // default target the callbacks cost at most ≈ 8 ms a second (0.8 % of a core). Why so many: in a program of
+    // mostly small objects this bound, not the target, sets the interval, and so how many of its 1–4 KiB
+    // objects are tracked: at 4 callbacks per tracked one, H2 tracked ≈ 50 objects a second and a site of 30
+    // arrays got too few digests for an estimate (bench/RESULTS.md, 2026-11-26, the corpus).
+    static constexpr double callbacks_per_tracked = 40;
     static constexpr std::uint64_t window_ns = 200'000'000;
 
     // `tracked_per_second` > 0.
