@@ -13,6 +13,7 @@
 // the C library.
 #include "allocation_sampling.hpp"
 #include "exit_signals.hpp"
+#include "unwinder_descriptors.hpp"
 
 #include "ojx/allocation_rate_target.hpp"
 #include "ojx/context_path_cache.hpp"
@@ -141,7 +142,11 @@ int libgcc_backtrace(void** frames, int capacity) {
 // The return addresses of the calling thread's stack outside this library, innermost first, into `frames`.
 std::size_t unwind_callers(std::uint64_t (&frames)[max_frames]) {
     void* raw[max_frames + own_frames_allowance];
-    const int found = the_agent->backtrace(raw, static_cast<int>(std::size(raw)));
+    int found = 0;
+    {
+        const preload::unwinder_scope descriptors_apart; // unwinder_descriptors.hpp
+        found = the_agent->backtrace(raw, static_cast<int>(std::size(raw)));
+    }
     std::size_t count = 0;
     for (int i = 0; i < found && count < max_frames; ++i) {
         const auto ip = reinterpret_cast<std::uint64_t>(raw[i]);
@@ -395,6 +400,7 @@ std::vector<option_spec> preload_agent_options() {
     session.record_file = the_agent->files.trace;
     session.profiler.death_digest_bytes_per_second = digest_budget(the_agent->settings, death_digest_bytes_per_second);
     find_own_code();
+    preload::find_descriptor_functions();
     the_agent->backtrace = libgcc_backtrace;
     if (const std::string& unwinder = parsed.values.choice("unwinder"); unwinder != "libgcc") {
         if (auto error = find_fast_unwinder(); error && unwinder == "libunwind") {
