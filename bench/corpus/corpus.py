@@ -24,7 +24,8 @@ The truth run must be exact: no digest skipped by a budget, no content unkept, a
 (its share of objects digested is printed; below 99 % it is an error).
 
 Programs: the JVM workloads of bench/jvm/overhead.py (javac, h2, lucene, xalan: Debian packages, see
-bench/jvm/README.md), and two native programs under the LD_PRELOAD agent: python3 (a dict, list and bytes
+bench/jvm/README.md; its Lucene 8, liblucene8-java, conflicts with the Lucene 4.10 the stress tests use, so
+installing one removes the other), and two native programs under the LD_PRELOAD agent: python3 (a dict, list and bytes
 workload) and sqlite3 (builds, indexes, updates and vacuums a 60 000-row table) from tests/stress/stress.py.
 
     bench/corpus/corpus.py --jvm-agent build/rel/bindings/jni/libojx.so \

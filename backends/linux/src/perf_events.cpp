@@ -1,5 +1,7 @@
 #include "ojx/hardware/perf_events.hpp"
 
+#include "ojx/hardware/agent_output_file.hpp"
+
 #include <linux/hw_breakpoint.h>
 #include <perfmon/pfmlib_perf_event.h>
 #include <sys/ioctl.h>
@@ -21,15 +23,6 @@
 namespace ojx::hardware {
 
 namespace {
-
-// The lowest number our descriptors are moved to: half the soft limit, at most 4096 (a JVM raises its soft
-// limit to the hard one, often 2^20: a floor there would grow the descriptor table by megabytes).
-int high_descriptor_floor() noexcept {
-    rlimit limit{};
-    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 4096;
-    const rlim_t half = limit.rlim_cur / 2;
-    return half > 4096 ? 4096 : static_cast<int>(half);
-}
 
 // The anonymous inode every perf_event descriptor shares (0 until the first open).
 std::atomic<dev_t> perf_device{0};

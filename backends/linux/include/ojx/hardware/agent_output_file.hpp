@@ -35,7 +35,9 @@ namespace ojx::hardware {
 
 // The lowest number an agent's descriptors are moved to: below the soft RLIMIT_NOFILE (F_DUPFD cannot go above
 // it), a margin under min(limit, 4096) — high enough that a program reaches it only with thousands of files open,
-// low enough that the kernel's descriptor table is not grown to a huge limit's size for it.
+// low enough that the kernel's descriptor table is not grown to a huge limit's size for it. Every descriptor an
+// agent keeps goes here (files, perf events, the unwinder's pipe), so that the table grows once: in a
+// multi-threaded process (a JVM) each growth waits for an RCU grace period (≈ 14 ms on this project's VMs).
 int high_descriptor_floor() noexcept;
 
 // A descriptor the agent owns. Invariant: while `lost()` is false, the number was last seen (by fstat, before the
