@@ -38,13 +38,19 @@ void tracked_objects::on_allocation(JNIEnv* jni, jobject object, jclass klass, s
 }
 
 void tracked_objects::on_collection_start(std::uint64_t sweep_budget) noexcept {
-    sweep(sweep_budget);
+    const std::lock_guard sweeping(sweep_mutex_);
+    sweep_locked(sweep_budget);
     starts_.fetch_add(1, std::memory_order_acq_rel);
     session_.pause();
     session_.on_gc_start();
 }
 
 void tracked_objects::sweep(std::uint64_t byte_budget) noexcept {
+    const std::lock_guard sweeping(sweep_mutex_);
+    sweep_locked(byte_budget);
+}
+
+void tracked_objects::sweep_locked(std::uint64_t byte_budget) noexcept {
     const std::uint64_t finished = finishes_.load(std::memory_order_acquire);
     if (starts_.load(std::memory_order_acquire) != finished || relocated_.load(std::memory_order_acquire) != finished) {
         counters_.sweeps_skipped.fetch_add(1, std::memory_order_relaxed);

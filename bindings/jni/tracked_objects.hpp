@@ -77,7 +77,10 @@ public:
     // about `byte_budget` bytes, if the object map is true now (no collection's survivors await relocation;
     // otherwise they wait for the next sweep). Objects are digested from their data offset: the header is not
     // contents, and references are compared as the addresses they hold now (object_contents.hpp). At a
-    // collection's start (VM thread) and before the final profile; no JNI.
+    // collection's start (VM thread) and before the final profile; no JNI. A sweep and a collection's start
+    // exclude each other (sweep_mutex_, held by nothing that waits for the VM): the final sweep, on a thread a
+    // collection does not stop, either ends before a collection's start lets anything move, or finds that
+    // collection started and digests nothing.
     void sweep(std::uint64_t byte_budget) noexcept;
     void on_collection_finish() noexcept { finishes_.fetch_add(1, std::memory_order_release); }
     // Whether a finished collection's survivors still have to be relocated.
@@ -106,12 +109,15 @@ private:
     };
 
     bool holds_allocated_array(const entry& e, address object) const noexcept;
+    // sweep, with sweep_mutex_ held.
+    void sweep_locked(std::uint64_t byte_budget) noexcept;
     // With the registry's lock held, right after the relocation of the collections up to `gc_starts`.
     void take_census(std::uint64_t gc_starts);
 
     hardware::profiling_session& session_;
     std::uint32_t length_offset_;
     mutable std::mutex mutex_;
+    std::mutex sweep_mutex_; // a sweep, or a collection's start, at a time
     std::vector<entry> objects_;
     std::optional<tagged_census> census_;
     heap_census_event census_event_; // reused by take_census
