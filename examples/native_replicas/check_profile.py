@@ -105,6 +105,28 @@ def read_truth(path):
     return sites
 
 
+def exact_run_problems(path, agent_output):
+    """What keeps the profile at `path`, written in the agents' exact verification mode (`exact`), from being
+    exact: the start line (in `agent_output`) not saying the mode, digests left out by a budget, counts that are
+    estimates, and contexts whose tracked objects were not all digested or whose contents were not all kept."""
+    problems = []
+    if "exact mode" not in agent_output:
+        problems.append("the start line does not say the run is in the exact mode")
+    with open(path, encoding="utf-8") as handle:
+        document = json.load(handle)
+    run = document["run"]
+    if run["digests_skipped"]["budget"] != 0 or not run["allocation_counts"].startswith("exact"):
+        problems.append(f"digests left out by a budget ({run['digests_skipped']}) or counts not exact "
+                        f"({run['allocation_counts']})")
+    for context in document["contexts"]:
+        whole = context.get("whole_objects", {})
+        unkept = whole.get("unkept", {}).get("objects", 0)
+        if unkept != 0 or whole.get("objects", 0) != context["objects"]:
+            problems.append(f"{context['allocation']['frames'][:2]}: {context['objects']} objects tracked, "
+                            f"{whole.get('objects', 0)} digested, {unkept} unkept")
+    return problems
+
+
 def sampling_only_reason(path):
     """Why the run made no watchpoint comparisons (the agent says "none: REASON; sampling only" in
     run.watchpoints when no debug register works), or None when it had watchpoints."""

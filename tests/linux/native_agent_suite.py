@@ -156,20 +156,7 @@ def check_exact(agent, program, workdir, seconds):
     result, truth, profile = run_with_options(agent, program, workdir, "exact", "exact", 12, seconds)
     if result.returncode != 0:
         return [f"exact: the profiled program exited {result.returncode}: {result.stderr[-2000:]}"]
-    problems = []
-    if "exact mode" not in result.stderr:
-        problems.append("exact: the start line does not say the run is in the exact mode")
-    with open(profile, encoding="utf-8") as handle:
-        written = json.load(handle)
-    run_facts = written["run"]
-    if run_facts["digests_skipped"]["budget"] != 0 or not run_facts["allocation_counts"].startswith("exact"):
-        problems.append(f"exact: digests left out by a budget ({run_facts['digests_skipped']}) or counts not exact "
-                        f"({run_facts['allocation_counts']})")
-    for context in written["contexts"]:
-        whole = context.get("whole_objects", {})
-        if whole.get("unkept", {}).get("objects", 0) != 0 or whole.get("objects", 0) != context["objects"]:
-            problems.append(f"exact: {context['allocation']['frames'][:2]}: {context['objects']} objects tracked, "
-                            f"{whole.get('objects', 0)} digested, {whole.get('unkept', {}).get('objects', 0)} unkept")
+    problems = [f"exact: {problem}" for problem in check_profile.exact_run_problems(profile, result.stderr)]
     sites = check_profile.read_truth(truth)
     rows, _, failures = check_profile.check(check_profile.read_profile(profile, "whole_objects"), sites)
     print("--- exact mode, whole-object estimates")
