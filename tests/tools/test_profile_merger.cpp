@@ -24,7 +24,7 @@ namespace {
 constexpr std::size_t seeds = 60;
 
 // A profile split into `parts`: each source of each site goes to a random part; a part lists the sites it got
-// sources of, and the access counts are dealt out the same way.
+// sources of, and the access counts are dealt out the same way (an access now and then listed twice in a part).
 std::vector<profile> split(const std::vector<simulated_site>& sites, std::size_t parts, std::uint64_t seed) {
     fast_random rng(seed);
     std::vector<profile> out(parts);
@@ -37,7 +37,13 @@ std::vector<profile> split(const std::vector<simulated_site>& sites, std::size_t
             std::uint64_t left = a.samples;
             for (std::size_t p = 0; p < parts && left > 0; ++p) {
                 const std::uint64_t share = p + 1 == parts ? left : rng.below(left + 1);
-                if (share > 0) accesses[p].push_back({a.frames, share});
+                // An agent may list one access context twice: two sampled pcs of one source line name alike.
+                if (share > 1 && rng.below(3) == 0) {
+                    accesses[p].push_back({a.frames, share / 2});
+                    accesses[p].push_back({a.frames, share - share / 2});
+                } else if (share > 0) {
+                    accesses[p].push_back({a.frames, share});
+                }
                 left -= share;
             }
         }

@@ -90,7 +90,13 @@ void profile_merger::add_context(context_profile&& context, const std::string& s
     }
     site& s = sites_[at->second];
     context_profile& m = s.merged;
-    ++s.contributions;
+    if (++s.contributions == 2) {
+        // The first profile's list may name one access context twice (two pcs of one source line): fold it
+        // first, so that which of its entries the others' counts join does not depend on the order of inputs.
+        std::vector<access_context> folded;
+        add_accesses(folded, std::move(m.accesses));
+        m.accesses = std::move(folded);
+    }
     add_allocations(m, context); // before the objects add up: a context without metrics counts as its objects
     m.objects += context.objects;
     m.bytes += context.bytes;
