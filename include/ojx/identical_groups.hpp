@@ -38,7 +38,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <memory>
 #include <new>
 #include <vector>
 
@@ -136,31 +135,30 @@ public:
         std::size_t at = home(digest);
         for (; index_[at] != 0; at = (at + 1) & mask_) {
             const std::size_t slot = index_[at] - 1;
-            if (digests_[slot] == digest) {
+            if (groups_[slot].digest == digest) {
                 add(groups_[slot], weight);
                 return;
             }
         }
         if (digest >= limit_) return unkept(digest, weight);
         std::size_t slot = used_;
-        if (used_ == digests_.size() && (used_ == capacity_ || !grow_to(std::min(capacity_, 2 * used_)))) {
+        if (used_ == groups_.size() && (used_ == capacity_ || !grow_to(std::min(capacity_, 2 * used_)))) {
             // Evict the kept content seen once with the largest digest, if it is larger than this one's.
             std::size_t victim = used_;
             for (std::size_t i = 0; i < used_; ++i)
-                if (groups_[i].objects == 1 && (victim == used_ || digests_[i] > digests_[victim])) victim = i;
+                if (groups_[i].objects == 1 && (victim == used_ || groups_[i].digest > groups_[victim].digest)) victim = i;
             if (victim == used_) return unkept(digest, weight);
-            if (digests_[victim] < digest) {
+            if (groups_[victim].digest < digest) {
                 limit_ = digest;
                 return unkept(digest, weight);
             }
-            limit_ = std::min(limit_, digests_[victim]);
-            unkept(digests_[victim], groups_[victim].weight); // a content kept once: one object
+            limit_ = std::min(limit_, groups_[victim].digest);
+            unkept(groups_[victim].digest, groups_[victim].weight); // a content kept once: one object
             erase_from_index(victim);
             slot = victim;
         } else {
             ++used_;
         }
-        digests_[slot] = digest;
         groups_[slot] = content_group{digest, 0, 0, 0, 0, all_zero};
         add(groups_[slot], weight);
         insert_into_index(slot);
@@ -181,7 +179,7 @@ public:
     // Bytes a table of `capacity` holds before it grows.
     static std::size_t initial_bytes(std::size_t capacity) noexcept {
         const std::size_t room = std::min(std::max<std::size_t>(capacity, 1), preallocated);
-        return room * (sizeof(std::uint64_t) + sizeof(content_group)) + index_size_for(room) * sizeof(std::uint32_t);
+        return room * sizeof(content_group) + index_size_for(room) * sizeof(std::uint32_t);
     }
 
 private:
@@ -214,18 +212,18 @@ private:
     }
 
     void insert_into_index(std::size_t slot) noexcept {
-        std::size_t at = home(digests_[slot]);
+        std::size_t at = home(groups_[slot].digest);
         while (index_[at] != 0) at = (at + 1) & mask_;
         index_[at] = static_cast<std::uint32_t>(slot + 1);
     }
 
-    // Removes `slot`'s entry (its digest still in digests_), shifting later entries of its probe run back so
+    // Removes `slot`'s entry (its digest still in its group), shifting later entries of its probe run back so
     // that every entry stays reachable from its home without passing an empty place.
     void erase_from_index(std::size_t slot) noexcept {
-        std::size_t hole = home(digests_[slot]);
+        std::size_t hole = home(groups_[slot].digest);
         while (index_[hole] != slot + 1) hole = (hole + 1) & mask_;
         for (std::size_t next = (hole + 1) & mask_; index_[next] != 0; next = (next + 1) & mask_) {
-            const std::size_t want = home(digests_[index_[next] - 1]);
+            const std::size_t want = home(groups_[index_[next] - 1].digest);
             // The entry at `next` may move into the hole unless its home lies cyclically in (hole, next].
             const bool stays = hole <= next ? (hole < want && want <= next) : (hole < want || want <= next);
             if (stays) continue;
@@ -240,12 +238,9 @@ private:
     bool grow_to(std::size_t room) noexcept {
         try {
             std::vector<std::uint32_t> index(index_size_for(room));
-            std::vector<std::uint64_t> digests(room);
             std::vector<content_group> groups(room);
-            std::copy_n(digests_.begin(), used_, digests.begin());
             std::copy_n(groups_.begin(), used_, groups.begin());
             index_ = std::move(index);
-            digests_ = std::move(digests);
             groups_ = std::move(groups);
         } catch (...) {
             return false;
@@ -256,8 +251,7 @@ private:
     }
 
     std::size_t capacity_;
-    std::vector<std::uint64_t> digests_; // kept contents' digests, slot by slot, apart from their groups
-    std::vector<content_group> groups_;
+    std::vector<content_group> groups_;  // kept contents, slot by slot
     std::vector<std::uint32_t> index_;   // slot + 1 by digest, 0: empty; 2× the room, a power of two
     std::size_t mask_ = 0;
     std::size_t used_ = 0;
