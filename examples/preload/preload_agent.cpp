@@ -400,7 +400,6 @@ std::vector<option_spec> preload_agent_options() {
     session.record_file = the_agent->files.trace;
     session.profiler.death_digest_bytes_per_second = digest_budget(the_agent->settings, death_digest_bytes_per_second);
     find_own_code();
-    preload::find_descriptor_functions();
     the_agent->backtrace = libgcc_backtrace;
     if (const std::string& unwinder = parsed.values.choice("unwinder"); unwinder != "libgcc") {
         if (auto error = find_fast_unwinder(); error && unwinder == "libunwind") {

@@ -61,7 +61,9 @@ int moved_high(int fd) noexcept {
 unwinder_scope::unwinder_scope() noexcept { unwinding = true; }
 unwinder_scope::~unwinder_scope() { unwinding = false; }
 
-void find_descriptor_functions() noexcept {
+// The C library's functions, looked up as the agent is loaded (the program's own constructors may already read
+// and write); calls before that go to the system calls themselves.
+[[gnu::constructor(101)]] static void find_descriptor_functions() noexcept {
     real_pipe2 = reinterpret_cast<pipe2_function>(dlsym(RTLD_NEXT, "pipe2"));
     real_close = reinterpret_cast<close_function>(dlsym(RTLD_NEXT, "close"));
     real_read = reinterpret_cast<read_function>(dlsym(RTLD_NEXT, "read"));
@@ -72,7 +74,6 @@ void find_descriptor_functions() noexcept {
 
 using namespace ojx::preload;
 
-// Before find_descriptor_functions (the loader's own calls, an early constructor), the system calls themselves.
 extern "C" {
 
 int pipe2(int fds[2], int flags) {

@@ -21,7 +21,4 @@ public:
     unwinder_scope& operator=(const unwinder_scope&) = delete;
 };
 
-// Looks up the C library's functions; call once, before the agent first unwinds.
-void find_descriptor_functions() noexcept;
-
 } // namespace ojx::preload
