@@ -22,6 +22,7 @@
 
 #include "ojx/hardware/agent_options.hpp"
 #include "ojx/hardware/agent_output_file.hpp"
+#include "ojx/hardware/kernel_warm_up.hpp"
 #include "ojx/hardware/fault_safe_read.hpp"
 #include "ojx/hardware/profiling_session.hpp"
 #include "ojx/hardware/signals.hpp"
@@ -289,6 +290,7 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
     jvmtiEventCallbacks callbacks{};
     callbacks.VMInit = [](jvmtiEnv*, JNIEnv* jni, jthread) {
         if (auto error = the_agent->start(jni, false)) std::fprintf(stderr, "ojx: not profiling: %s\n", error->c_str());
+        end_kernel_warm_up();
     };
     callbacks.VMDeath = [](jvmtiEnv*, JNIEnv* jni) {
         if (the_agent->profiling()) {
@@ -869,6 +871,7 @@ jint load(JavaVM* vm, const char* options, bool live) {
         std::fprintf(stderr, "ojx: not profiling: %s\n", error->c_str());
         return JNI_OK; // the program runs unprofiled
     }
+    if (!live) start_kernel_warm_up(); // overlaps the JVM's start-up until VMInit
     if (live) {
         JNIEnv* jni = nullptr;
         vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6);
