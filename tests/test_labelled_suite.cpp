@@ -3,7 +3,9 @@
 // lower bound says, at 95 % confidence, that at least 10 % of its objects are one value (ω ≥ 0.1). Required:
 // correctness ≥ 95 % and false-positive rate ≤ 5 % — OJXPerf reports 94.9 % and 5.9 %. The same suite is run
 // the paper's way (one word compared, the most recent object as partner, "replicated" when θ > 60 %) and both
-// confusion tables are printed, so the difference is measured, not claimed.
+// confusion tables are printed, so the difference is measured, not claimed: the paper's configuration must show
+// the weakness the paper reports (partial replicas taken for replicas), by a margin far outside seed noise
+// (measured: 33.9 % correct, 75 % false positives, against ojx's 99.1 % and 0.6 %).
 #include "emulation_runs.hpp"
 
 #include <catch2/catch.hpp>
@@ -105,6 +107,9 @@ TEST_CASE("labelled suite: correctness >= 95% and false positives <= 5%") {
     CHECK(ojx_rule.total() == static_cast<int>(contexts.size()) * seeds);
     CHECK(ojx_rule.correctness() >= 0.95);
     CHECK(ojx_rule.false_positive_rate() <= 0.05);
+    CHECK(paper_rule.total() == ojx_rule.total());
+    CHECK(paper_rule.false_positive_rate() >= ojx_rule.false_positive_rate() + 0.3);
+    CHECK(paper_rule.correctness() <= ojx_rule.correctness() - 0.3);
 }
 
 // The same suite compared at the sample (what the Linux backend does where debug registers never trap): the
