@@ -1,7 +1,7 @@
 // Cost of the profiler's hot paths on the emulation backend (no context capture: the access context comes
 // with the sample): the access-sample path (object lookup, pairing, remembering the probe, digest of the
 // compared window) and the trap path (lookup, digest, comparison, estimator). Also the memory one tracked
-// object and one allocation context cost. Target (issue 2): ≤ 200 ns per sample. The default window is 64.
+// object and one allocation context cost. Target: ≤ 200 ns per sample. The default window is 64.
 #include "ojx/emulation/emulated_watchpoints.hpp"
 #include "ojx/emulation/session.hpp"
 #include "ojx/emulation/synthetic_heap.hpp"

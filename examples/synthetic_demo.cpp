@@ -1,6 +1,5 @@
-// The bundled default job: profile a synthetic program whose heap has replicas planted the way OJXPerf's case
-// studies found them, through the full profiler, and print the replica report. Until the JVM agent exists this
-// is what `scripts/demo.sh` runs.
+// The emulation demo (`scripts/demo.sh --emulation`): profile a synthetic program whose heap has replicas planted
+// the way OJXPerf's case studies found them, through the full profiler, and print the replica report.
 //
 //   ojx_synthetic_demo [--seed N] [--json FILE] [--record TRACE | --record-accesses TRACE]
 //                      [--pairing reservoir|recent] [--window BYTES]

@@ -8,7 +8,7 @@ For each program of the corpus this runs the agent in two ways:
   default  --runs times (seeds 1..N), with no option but the profile's file: what a user gets.
 and compares every default profile with the truth, site by site (a site: allocated type and allocation frames).
 
-Sites and targets (issue "find the replicas at defaults"):
+Sites and targets:
   replicated   a site whose objects are >= 1 % of the bytes of all tracked allocations (every allocation at or
                above the threshold, exactly counted by the truth run) and whose true largest identical group
                holds >= 30 % of its objects (and at least 2 of them)

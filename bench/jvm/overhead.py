@@ -199,7 +199,7 @@ def extract_javac_slice(jdk, cache, size):
     return root, listing
 
 
-# Work per workload: "full" is what is measured (each roughly 5-15 s without an agent on a quiet 2-core VM);
+# Work per workload: "full" is what is measured (each 2-14 s without an agent on the project's 2-core VMs);
 # "smoke" is a seconds-long check of the harness itself.
 SIZES = {
     "full": {"h2": ["30000", "3"], "lucene": ["800", "4000"], "xalan": ["4000", "12"]},

@@ -102,7 +102,7 @@ struct interval_map_config {
     // of its level that it overlaps; the table doubles when more than max_load_percent of its cells are used.
     std::size_t initial_capacity = 1024;
     // Level-0 granule is 2^granule_shift bytes (0..63). 4 KiB: with objects of 1 KiB and more (the profiler's
-    // default threshold) this measured as fast as 1 KiB granules at half the memory (bench/RESULTS.md).
+    // default threshold) half the memory of 1 KiB granules, at a lookup cost of the same order (bench/RESULTS.md).
     unsigned granule_shift = 12;
     // Each level's granule is 2^level_step times the previous one's (1..12). An object takes at most
     // 2^level_step + 1 cells.

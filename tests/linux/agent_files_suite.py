@@ -111,8 +111,9 @@ class Suite:
 
     def repeated_descriptors(self, runs=30):
         """The descriptor case again and again: the agent's unwinder (libunwind) keeps a pipe of its own and, once
-        the program has closed it, used to read, write and close whatever the program had put at its numbers (the
-        program's output was lost in 6 of 80 runs; examples/preload/unwinder_descriptors.hpp)."""
+        the program has closed it, would read, write and close whatever the program had put at its numbers unless
+        the agent keeps that pipe apart (examples/preload/unwinder_descriptors.hpp; without it the program's output
+        was lost in 6 of 80 runs)."""
         print(f"descriptors, {runs} runs:")
         d = self.fresh("descriptors-repeated")
         lost = []

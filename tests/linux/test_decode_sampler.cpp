@@ -156,8 +156,8 @@ TEST_CASE("decode sampler: samples from one thread are real accesses to the buff
 // (tests/linux/CMakeLists.txt), so that their skip hides no other case's result.
 TEST_CASE("decode sampler on the CPU-time timer: the requested rate, although timers fire on the tick", "[may_skip]") {
     // CPU-time timers expire on the kernel's tick (HZ 250 here: every 4 ms), so a timer set for 5 ms fires at 8.
-    // Re-arming from the late firing lost that lateness at every sample: 138 samples per CPU second of the 200
-    // asked for, 77-82 of 100, measured. Expiries are now set from the previous expiry, so the rate holds well
+    // Re-arming from the late firing loses that lateness at every sample: 138 samples per CPU second of the 200
+    // asked for, 77-82 of 100, measured. Expiries are set from the previous expiry, so the rate holds well
     // below the tick rate: 150 samples expected at 50/s over 3 CPU seconds, with a standard deviation of about
     // 3.5 (intervals uniform in [0.5, 1.5] of the mean): 93 % is three deviations below. That needs the ticks:
     // a thread that shares its core runs in slices the tick often misses, and its timer then fires whole

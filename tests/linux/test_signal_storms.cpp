@@ -32,8 +32,8 @@ using namespace ojx::hardware::testing;
 
 namespace {
 
-// A delivery that reads the trapped word again, as the profiler does when it compares (the read that used to
-// trap once more, for ever), and counts what arrived.
+// A delivery that reads the trapped word again, as the profiler does when it compares (a read that, through the
+// guarded load, would trap once more, for ever), and counts what arrived.
 struct rereading_target {
     std::atomic<std::uint64_t> traps{0};
     std::atomic<std::uint64_t> samples{0};

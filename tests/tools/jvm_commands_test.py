@@ -186,7 +186,7 @@ class Test:
             program.communicate()
 
         # The agent refuses ZGC: Agent_OnAttach fails after it registered its callbacks, and HotSpot unloads a
-        # library whose Agent_OnAttach failed (unless it is linked -z nodelete): that JVM used to crash.
+        # library whose Agent_OnAttach failed (unless it is linked -z nodelete, as libojx.so is), which crashes it.
         program = self.program("-XX:+UseZGC", seconds=4)
         try:
             time.sleep(1.5)

@@ -312,7 +312,7 @@ TEST_CASE("allocation metrics read back: exact from the profiler, estimated thro
             CHECK(c.allocated->types[t].counts.instances == expected[t].instances);
             CHECK(c.allocated->types[t].counts.elements == expected[t].elements);
         }
-        // Exact metrics count what the profiler tracked: the saving is what it was before the metrics.
+        // Exact metrics count what the profiler tracked: the saving is the one its objects and bytes give.
         CHECK(c.replicated_bytes() == replicated_bytes_lower_bound(c.estimate, static_cast<double>(c.objects),
                                                                    static_cast<double>(c.bytes)));
     }
@@ -352,7 +352,7 @@ TEST_CASE("allocation metrics read back: exact from the profiler, estimated thro
           replicated_bytes_lower_bound(back.contexts[0].estimate, total.instances, total.bytes));
 }
 
-TEST_CASE("a profile without allocation metrics reads as before, and bad metrics are named") {
+TEST_CASE("a profile without allocation metrics reads, its totals from objects and bytes, and bad metrics are named") {
     const read_result old = read_text("old.json", profile_with(minimal_context));
     REQUIRE_FALSE(old.error);
     CHECK_FALSE(old.contexts[0].allocated);

@@ -5,7 +5,7 @@
 //  * a system call: process_vm_readv(2) on our own pid makes the kernel do the copy and report EFAULT instead.
 //    Always safe, and 1.7–3.4 µs on a Firecracker VM: a sample needs about seven reads.
 //  * a guarded load (as async-profiler's SafeAccess does): one copy instruction whose fault our SIGSEGV/SIGBUS
-//    handler turns into a failed read, ≈ 5 ns (bench/RESULTS.md, session 11). It needs that handler to be the
+//    handler turns into a failed read, ≈ 5 ns (bench/RESULTS.md, 2026-11-23). It needs that handler to be the
 //    process's at the moment of the read, and neither signal blocked (the kernel kills a thread that faults with
 //    SIGSEGV blocked), so a handler checks both before it reads this way (read_method_for) and falls back to the
 //    system call otherwise. Faults that are not ours go on to the handler we displaced, or to the default
