@@ -112,7 +112,7 @@ class Suite:
     def repeated_descriptors(self, runs=30):
         """The descriptor case again and again: the agent's unwinder (libunwind) keeps a pipe of its own and, once
         the program has closed it, used to read, write and close whatever the program had put at its numbers (the
-        program's output was lost in 6 of 80 runs; examples/preload/unwinder_descriptors.hpp)."""
+        program's output was lost in 6 of 80 runs; agents/native/unwinder_descriptors.hpp)."""
         print(f"descriptors, {runs} runs:")
         d = self.fresh("descriptors-repeated")
         lost = []

@@ -665,7 +665,7 @@ void* agent::agent_thread_main(void* raw) {
         }
         sem_timedwait(&a.wake_, &until);
         if (a.stopping_.load(std::memory_order_acquire)) break;
-        // A native library's sigaction is not interposed (bindings/jni/README.md): a handler it installs over one
+        // A native library's sigaction is not interposed (agents/jvm/README.md): a handler it installs over one
         // of ours is noticed here, within one period, and every thread goes quiet.
         hardware_backend::poll_handlers();
         if (a.sampling_) {
