@@ -25,7 +25,7 @@ configure_and_test() {
 # No agents under sanitizers: each is a shared object loaded into a program built without them (LD_PRELOAD,
 # -agentpath), which a sanitizer runtime cannot be loaded into (the native agent replaces malloc, as ASan does; a
 # JVM's own signal handling and memory tricks defeat ASan). Their end-to-end suites run in the first configuration;
-# the backend they run on is tested under the sanitizers by tests/linux.
+# the backend and runtime they are made of are tested under the sanitizers by tests/linux.
 sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
     -DOJX_BUILD_BENCHMARKS=OFF -DOJX_BUILD_EXAMPLES=OFF -DOJX_BUILD_AGENTS=OFF)
 configure_and_test release "" all -DCMAKE_BUILD_TYPE=RelWithDebInfo
