@@ -65,7 +65,7 @@ def main(argv):
         sys.exit("agent_overhead: PAIRS must be at least 1")
     options = argv[3] if len(argv) > 3 else "rate=200"
     command = [os.path.join(build, "bench", "overhead_workload")] + argv[4:]
-    agent = os.path.join(build, "examples", "libojxpreload.so")
+    agent = os.path.join(build, "agents", "native", "libojxpreload.so")
     for needed in (command[0], agent):
         if not os.path.exists(needed):
             sys.exit(f"agent_overhead: {needed} does not exist; build {build} first (benchmarks and examples)")

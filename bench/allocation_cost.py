@@ -56,7 +56,7 @@ def main(argv):
             agents.append((label, path))
         else:
             option_sets.append(value)
-    agents = agents or [("agent", os.path.join(build, "examples", "libojxpreload.so"))]
+    agents = agents or [("agent", os.path.join(build, "agents", "native", "libojxpreload.so"))]
     option_sets = option_sets or ["sampler=none", "rate=200"]
     command = [os.path.join(build, "bench", "allocation_cost")] + harness_args
     for needed in [command[0]] + [path for _, path in agents]:

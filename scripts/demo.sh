@@ -22,7 +22,7 @@ fi
 if [ "${1:-}" = "--native" ]; then
     cmake --build "$build" --target ojxpreload native_replicas
     echo "=== LD_PRELOAD=libojxpreload.so native_replicas (4 threads, 4 s)"
-    OJX_OPTIONS="file=$build/profile.json${OJX_OPTIONS:+,$OJX_OPTIONS}" LD_PRELOAD="$build/examples/libojxpreload.so" \
+    OJX_OPTIONS="file=$build/profile.json${OJX_OPTIONS:+,$OJX_OPTIONS}" LD_PRELOAD="$build/agents/native/libojxpreload.so" \
         "$build/examples/native_replicas" --seconds 4 --truth "$build/truth.json"
 else
     cmake --build "$build" --target ojxjvm
@@ -31,12 +31,12 @@ else
     echo "=== java -agentpath:libojx.so=start,file=profile.json JavaReplicas (4 threads, 8 s)"
     # Default settings: adaptive heap sampling and whole objects digested at each collection's start give every
     # site its estimate within the 8 seconds.
-    java "-agentpath:$build/bindings/jni/libojx.so=start,file=$build/profile.json${OJX_OPTIONS:+,$OJX_OPTIONS}" \
+    java "-agentpath:$build/agents/jvm/libojx.so=start,file=$build/profile.json${OJX_OPTIONS:+,$OJX_OPTIONS}" \
         -cp "$build/java" JavaReplicas --seconds 8 --threads 4 --truth "$build/truth.json"
 fi
 echo
 echo "=== the profile against the program's ground truth"
-python3 "$root/examples/native_replicas/check_profile.py" --whole-objects "$build/profile.json" "$build/truth.json"
+python3 "$root/tests/ground_truth/check_profile.py" --whole-objects "$build/profile.json" "$build/truth.json"
 echo
 echo "=== ojx report --top 3 --source (and the same profile as one self-contained page)"
 cmake --build "$build" --target ojx_command >/dev/null
@@ -49,7 +49,7 @@ sources="$root/examples/java_replicas"
 # the emulation backend instead, where every access is visible.
 if why=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import check_profile
 r = check_profile.sampling_only_reason(sys.argv[2]); print(r or ""); sys.exit(0 if r else 1)' \
-        "$root/examples/native_replicas" "$build/profile.json"); then
+        "$root/tests/ground_truth" "$build/profile.json"); then
     echo
     echo "=== no replica comparisons on this machine: $why"
     echo "=== the same profiler on the emulation backend (synthetic heap with planted replicas):"

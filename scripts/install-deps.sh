@@ -4,12 +4,13 @@
 set -euo pipefail
 
 # Build and test: cmake ninja-build g++ catch2 libbenchmark-dev python3. The Linux hardware backend: libzydis-dev
-# (x86 decoding), libpfm4-dev (PEBS event names), libdw-dev (symbols and lines for native frames). The native
-# agent: libunwind8 (its cached unwinder makes allocation stacks ~10x cheaper; opened at run time). The JVM agent:
-# openjdk-17-jdk-headless (jvmti.h, and java, javac and jcmd for its demo and tests). The ojx command:
-# rapidjson-dev (streaming JSON), zlib1g-dev and libprotobuf-dev + protobuf-compiler (gzipped pprof output).
+# (x86 decoding), libpfm4-dev (PEBS event names), libdw-dev (symbols and lines for native frames). The agents'
+# runtime: libfmt-dev (messages; used header-only). The native agent: libunwind8 (its cached unwinder makes
+# allocation stacks ~10x cheaper; opened at run time). The JVM agent: openjdk-17-jdk-headless (jvmti.h, and java,
+# javac and jcmd for its demo and tests). The ojx command: rapidjson-dev (streaming JSON), zlib1g-dev and
+# libprotobuf-dev + protobuf-compiler (gzipped pprof output).
 packages=(cmake ninja-build g++ catch2 libbenchmark-dev python3 libzydis-dev libpfm4-dev libdw-dev
-    libunwind8 openjdk-17-jdk-headless rapidjson-dev zlib1g-dev libprotobuf-dev protobuf-compiler)
+    libfmt-dev libunwind8 openjdk-17-jdk-headless rapidjson-dev zlib1g-dev libprotobuf-dev protobuf-compiler)
 # With --tests, also what only the tests use: chromium and chromium-driver (the HTML report is opened in a headless
 # browser), golang-go (`go tool pprof` reads the pprof output back as an independent consumer), and clang with
 # libclang-rt-14-dev (libFuzzer, for the trace reader's fuzz test), and the real programs of the stress suite

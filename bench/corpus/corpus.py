@@ -28,8 +28,8 @@ bench/jvm/README.md; its Lucene 8, liblucene8-java, conflicts with the Lucene 4.
 installing one removes the other), and two native programs under the LD_PRELOAD agent: python3 (a dict, list and bytes
 workload) and sqlite3 (builds, indexes, updates and vacuums a 60 000-row table) from tests/stress/stress.py.
 
-    bench/corpus/corpus.py --jvm-agent build/rel/bindings/jni/libojx.so \
-        --native-agent build/rel/examples/libojxpreload.so [--programs h2,sqlite3] [--runs 3] [--out DIR]
+    bench/corpus/corpus.py --jvm-agent build/rel/agents/jvm/libojx.so \
+        --native-agent build/rel/agents/native/libojxpreload.so [--programs h2,sqlite3] [--runs 3] [--out DIR]
 
 Writes DIR/summary.json and prints a table per program and the totals. Exit status: 0 every target met,
 1 a target missed or a run failed, 2 usage or setup error.

@@ -16,7 +16,7 @@ Workloads (bench/jvm/README.md; install their packages with bench/jvm/install.sh
   xalan   Xalan-Java XSLT (libxalan2-java, libxerces2-java): transform a generated catalog repeatedly
 
 Examples:
-  bench/jvm/overhead.py --agent build/dev/bindings/jni/libojx.so
+  bench/jvm/overhead.py --agent build/dev/agents/jvm/libojx.so
   bench/jvm/overhead.py --agent libojx.so --options rate=500 --runs 7 --workloads h2,xalan
   bench/jvm/overhead.py --no-agent-only                 # the workloads alone (no agent needed)
 

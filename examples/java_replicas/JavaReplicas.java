@@ -6,7 +6,7 @@
 // them over time. Some sites have replicas planted in them (objects with identical contents); the others are
 // controls whose objects all differ. At exit the program writes, for every site, the exact largest
 // identical-group ratio over all the objects it allocated (--truth FILE), which
-// examples/native_replicas/check_profile.py compares with the profile the agent wrote.
+// tests/ground_truth/check_profile.py compares with the profile the agent wrote.
 //
 //   java JavaReplicas [--seconds S] [--threads N] [--seed N] [--churn-ms MS] [--truth FILE] [--gc-pressure]
 //

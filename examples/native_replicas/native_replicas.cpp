@@ -4,7 +4,7 @@
 // Worker threads keep a pool of live heap objects per allocation site, read them over and over, and replace
 // some of them over time. Some sites have replicas planted in them (objects with identical contents); the
 // others are controls whose objects all differ. At exit the program writes, for every site, the exact largest
-// identical-group ratio over all the objects it allocated (--truth FILE), which check_profile.py compares with
+// identical-group ratio over all the objects it allocated (--truth FILE), which tests/ground_truth/check_profile.py compares with
 // the profile the agent wrote.
 //
 //   native_replicas [--seconds S] [--threads N] [--seed N] [--churn-ms MS] [--truth FILE]

@@ -70,7 +70,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "native_replicas"))
+sys.path.insert(0, os.path.join(HERE, "..", "ground_truth"))
 import check_profile  # noqa: E402
 
 DEBIAN_JDK = "/usr/lib/jvm/java-17-openjdk-amd64"

@@ -5,7 +5,7 @@ usage: jvm_census_suite.py AGENT.so SOURCES WORKDIR     (the ojx command in the 
 
 Under Serial, Parallel and G1, JavaReplicas runs with -Xmx64m and --gc-pressure (dozens of collections in a few
 seconds) under the agent with record= and census=1: after every relocated collection the agent counts its tracked
-objects by a JVMTI heap walk over the objects it tagged (bindings/jni/tagged_census.hpp) and writes the count
+objects by a JVMTI heap walk over the objects it tagged (agents/jvm/tagged_census.hpp) and writes the count
 into the trace. Then:
   - `ojx heap TRACE --check-census` must pass: every consistency check of the rebuilt heap holds over the whole
     trace (no overlap, no free or move of an unknown object, totals that add up at every census), and every
@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "native_replicas"))
+sys.path.insert(0, os.path.join(HERE, "..", "ground_truth"))
 import check_profile  # noqa: E402
 
 DEBIAN_JDK = "/usr/lib/jvm/java-17-openjdk-amd64"

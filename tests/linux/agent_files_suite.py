@@ -112,7 +112,7 @@ class Suite:
     def repeated_descriptors(self, runs=30):
         """The descriptor case again and again: the agent's unwinder (libunwind) keeps a pipe of its own and, once
         the program has closed it, would read, write and close whatever the program had put at its numbers unless
-        the agent keeps that pipe apart (examples/preload/unwinder_descriptors.hpp; without it the program's output
+        the agent keeps that pipe apart (agents/native/unwinder_descriptors.hpp; without it the program's output
         was lost in 6 of 80 runs)."""
         print(f"descriptors, {runs} runs:")
         d = self.fresh("descriptors-repeated")

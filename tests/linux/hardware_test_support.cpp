@@ -2,7 +2,13 @@
 
 #include "ojx/hardware/perf_events.hpp"
 
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 
 namespace ojx::hardware::testing {
 
@@ -12,6 +18,23 @@ const std::string& watchpoints_unavailable() {
         return caps.breakpoint_slots > 0 ? std::string() : caps.breakpoint_reason;
     }();
     return reason;
+}
+
+std::string standard_error_of(const std::function<void()>& run) {
+    std::fflush(stderr);
+    const std::string path = "/tmp/ojx-test-" + std::to_string(getpid()) + "-stderr";
+    const int saved = dup(2);
+    const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(file, 2);
+    ::close(file);
+    run();
+    std::fflush(stderr);
+    dup2(saved, 2);
+    ::close(saved);
+    std::ifstream in(path);
+    std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::remove(path.c_str());
+    return text;
 }
 
 double thread_cpu_seconds() {

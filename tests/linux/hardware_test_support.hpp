@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,5 +68,8 @@ double thread_cpu_seconds();
 // Sums the words of `words` in a loop until the thread has used `cpu_seconds` of CPU time. The loads are
 // volatile so every iteration really reads memory.
 std::uint64_t read_loop(const volatile std::uint64_t* words, std::size_t count, double cpu_seconds);
+
+// What `run` writes to standard error (descriptor 2, through a file), which is restored after it.
+std::string standard_error_of(const std::function<void()>& run);
 
 } // namespace ojx::hardware::testing

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """End-to-end: libojxpreload.so profiles the bundled native_replicas program, several seeds, and every profile is
-checked against the program's ground truth with examples/native_replicas/check_profile.py.
+checked against the program's ground truth with tests/ground_truth/check_profile.py.
 
 Tolerances (statistical claims are checked over all runs, not one lucky seed):
   - runs sample at 500/s per thread (more comparisons per second; the rate does not change what is estimated);
@@ -36,7 +36,7 @@ import os
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "native_replicas"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ground_truth"))
 import check_profile  # noqa: E402
 
 

@@ -1,9 +1,9 @@
-// The native agent's filter in front of its tracked addresses (examples/preload/address_filter.hpp): it never says
+// The native agent's filter in front of its tracked addresses (agents/native/address_filter.hpp): it never says
 // "certainly not" for an address in the set, whatever other threads insert and erase meanwhile, including an
 // address freed on another thread than the one that inserted it and counters driven past saturation; and once the
 // set no longer holds an address whose counter never saturated, it says "certainly not" again. Built under
 // ThreadSanitizer too (label concurrent).
-#include "../../examples/preload/allocation_sampling.hpp"
+#include "../../agents/native/allocation_sampling.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -2,20 +2,20 @@
 // option reaches the setting it names, defaults leave choices to the backend, and values that parse but make no
 // sense come back as one-line errors naming the option. The files a process of a profiled tree writes: absolute,
 // the root's as named, every descendant's its own. What is said about a trace never contradicts itself.
-#include "ojx/hardware/agent_options.hpp"
+#include "hardware_test_support.hpp"
+
+#include "ojx/agents/agent_options.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <fcntl.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <string>
+#include <vector>
 
 using namespace ojx;
+using namespace ojx::agents;
 using namespace ojx::hardware;
 
 namespace {
@@ -104,6 +104,61 @@ TEST_CASE("agent options: values that parse but make no sense are errors naming 
     CHECK(error_of("reads=fast").find("reads") != std::string::npos);
 }
 
+namespace {
+
+// An agent's table: the common options and allocation tracking's, which every agent declares with its own defaults.
+std::vector<option_spec> agent_table() {
+    std::vector<option_spec> specs = common_agent_options();
+    for (option_spec& spec : allocation_tracking_options({"700", "tracked allocations a second", "0", "fixed interval"}))
+        specs.push_back(std::move(spec));
+    return specs;
+}
+
+allocation_tracking tracking_of(const std::string& text) {
+    parsed_agent_options parsed;
+    const auto error = parse_agent_options(text, agent_table(), parsed);
+    INFO(text << ": " << error.value_or(""));
+    REQUIRE_FALSE(error.has_value());
+    return parsed.settings.tracking;
+}
+
+} // namespace
+
+TEST_CASE("agent options: adaptive tracking by default, a fixed interval when given, every allocation when exact") {
+    CHECK(tracking_of("").track_rate == 700);
+    CHECK(tracking_of("track_rate=300").track_rate == 300);
+    const allocation_tracking fixed = tracking_of("interval=32k");
+    CHECK(fixed.track_rate == 0);
+    CHECK(fixed.interval == 32 * 1024);
+    const allocation_tracking every = tracking_of("interval=0");
+    CHECK((every.track_rate == 0 && every.interval == 0));
+    const allocation_tracking exact = tracking_of("exact");
+    CHECK((exact.track_rate == 0 && exact.interval == 0));
+}
+
+TEST_CASE("agent options: a string that does not parse, a value that makes no sense and options that clash are "
+          "each one message; the agent's own values are read back") {
+    const auto specs = agent_table();
+    parsed_agent_options parsed;
+    CHECK(parse_agent_options("sampler=fast", specs, parsed).value_or("").find("sampler") != std::string::npos);
+    CHECK(parse_agent_options("rate=0", specs, parsed).value_or("").starts_with("rate=0"));
+    CHECK(parse_agent_options("interval=8k,track_rate=10", specs, parsed).value_or("").find("give one") !=
+          std::string::npos);
+    CHECK(parse_agent_options("exact,interval=8k", specs, parsed).value_or("").find("exact") != std::string::npos);
+    CHECK(parse_agent_options("track_rate=0", specs, parsed).value_or("").find("track nothing") != std::string::npos);
+    REQUIRE_FALSE(parse_agent_options("interval=4k,quiet", specs, parsed).has_value());
+    CHECK(parsed.values.given("interval"));
+    CHECK(parsed.settings.quiet);
+}
+
+TEST_CASE("agent options: help names the agent and its syntax, then every option of its table with its default") {
+    const auto specs = agent_table();
+    const std::string help = agent_help("test agent", "T=name=value,...", specs);
+    CHECK(help.starts_with("ojx test agent options (T=name=value,...):\n"));
+    CHECK(help == "ojx test agent options (T=name=value,...):\n" + help_text(specs));
+    for (const option_spec& spec : specs) CHECK(help.find(spec.name) != std::string::npos);
+}
+
 TEST_CASE("agent files: a descendant's name gets its pid before the extension") {
     CHECK(with_process_suffix("replicas.json", 42) == "replicas.42.json");
     CHECK(with_process_suffix("/a.d/run.ojxt", 7) == "/a.d/run.7.ojxt");
@@ -188,20 +243,7 @@ namespace {
 
 // What `report_recording` writes to standard error.
 std::string reported(const recording_summary& summary, bool quiet) {
-    std::fflush(stderr);
-    const std::string path = "/tmp/ojx-test-" + std::to_string(getpid()) + "-stderr";
-    const int saved = dup(2);
-    const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(file, 2);
-    ::close(file);
-    report_recording(summary, quiet);
-    std::fflush(stderr);
-    dup2(saved, 2);
-    ::close(saved);
-    std::ifstream in(path);
-    std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    std::remove(path.c_str());
-    return text;
+    return hardware::testing::standard_error_of([&] { report_recording(summary, quiet); });
 }
 
 } // namespace
@@ -219,4 +261,16 @@ TEST_CASE("a trace that could not be written whole is one line, with no summary 
     CHECK(reported(summary, false) ==
           "ojx: trace written to /t/run.ojxt: 10 events, 12 bytes (1.2 bytes per event), 0 records lost\n");
     CHECK(reported(summary, true).empty());
+}
+
+TEST_CASE("agent files: a profile that cannot be written is known at start, in one message naming it") {
+    agent_settings settings;
+    settings.file_pattern = "/nonexistent-ojx-directory/p.json";
+    agent_files files;
+    CHECK(prepare_agent_files(settings, false, files).value_or("") ==
+          "cannot write the profile to /nonexistent-ojx-directory/p.json: No such file or directory");
+    settings.file_pattern = "/tmp/ojx-prepare-%p.json";
+    REQUIRE_FALSE(prepare_agent_files(settings, false, files).has_value());
+    CHECK(files.profile == "/tmp/ojx-prepare-" + std::to_string(getpid()) + ".json");
+    CHECK(access(files.profile.c_str(), F_OK) != 0); // the check leaves nothing behind
 }

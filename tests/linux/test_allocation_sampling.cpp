@@ -1,7 +1,7 @@
-// The native agent's allocation sampling (examples/preload/allocation_sampling.hpp): an object of s bytes is
+// The native agent's allocation sampling (agents/native/allocation_sampling.hpp): an object of s bytes is
 // tracked with probability 1 − e^(−s/interval), whatever came before it — the probability the profiler's weights
 // assume (allocation_metrics.hpp) — and the set of tracked addresses answers a free exactly.
-#include "../../examples/preload/allocation_sampling.hpp"
+#include "../../agents/native/allocation_sampling.hpp"
 
 #include "ojx/allocation_metrics.hpp"
 

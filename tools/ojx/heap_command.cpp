@@ -48,7 +48,7 @@ census, type by type (objects and bytes), and runs the consistency checks above 
 at every census). It prints one line per census that differs and a summary.
   --tolerance N   live objects per census that may differ (summed over types) before the check fails (default
                   0: the walk and the trace follow the same objects, so they must agree exactly; see
-                  bindings/jni/README.md, "census")
+                  agents/jvm/README.md, "census")
 
 Exit status: 0 census printed (findings are part of it), or every census agreed and no check found anything;
 1 the JSON could not be written; 2 bad usage, a missing, truncated or corrupt trace, a point the trace does not

@@ -1,7 +1,8 @@
-#include "ojx/hardware/agent_options.hpp"
+#include "ojx/agents/agent_options.hpp"
 
 #include "ojx/hardware/agent_output_file.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,7 +12,9 @@
 #include <cstring>
 #include <ctime>
 
-namespace ojx::hardware {
+namespace ojx::agents {
+
+using hardware::absolute_path;
 
 std::vector<option_spec> common_agent_options() {
     return {
@@ -57,13 +60,13 @@ std::optional<std::string> to_agent_settings(const option_values& values, agent_
     settings.record_pattern = values.text("record");
     if (settings.record_pattern == settings.file_pattern)
         return "record=" + settings.record_pattern + " names the profile's file too (file=); give the trace another name";
-    backend_options& backend = settings.session.backend;
-    backend.sampler = *parse_sampler_kind(values.choice("sampler"));
+    hardware::backend_options& backend = settings.session.backend;
+    backend.sampler = *hardware::parse_sampler_kind(values.choice("sampler"));
     if (values.rate("rate") == 0) return std::string("rate=0: the sampling rate must be at least 1 per second");
     if (values.rate("rate") > 100000) return std::string("rate: at most 100000 samples per second per thread");
     backend.samples_per_second = static_cast<double>(values.rate("rate"));
     backend.watchpoint_slots = static_cast<std::size_t>(values.count("slots"));
-    backend.compare = *parse_comparison_kind(values.choice("compare"));
+    backend.compare = *hardware::parse_comparison_kind(values.choice("compare"));
     backend.seed = values.count("seed");
     backend.guarded_reads = values.choice("reads") == "auto";
     profiler_config& profiler = settings.session.profiler;
@@ -73,6 +76,11 @@ std::optional<std::string> to_agent_settings(const option_values& values, agent_
     profiler.seed = values.count("seed");
     if (settings.exact) profiler.whole_objects.content_groups = exact_content_groups;
     return std::nullopt;
+}
+
+std::vector<option_spec> allocation_tracking_options(const allocation_tracking_words& words) {
+    return {{"track_rate", option_kind::count, words.default_track_rate, words.track_rate_help},
+            {"interval", option_kind::size, words.default_interval, words.interval_help}};
 }
 
 std::optional<std::string> check_allocation_tracking(const option_values& values) {
@@ -178,4 +186,38 @@ std::string describe_agent_files(const agent_files& files) {
     return text;
 }
 
-} // namespace ojx::hardware
+std::optional<std::string> parse_agent_options(std::string_view text, std::span<const option_spec> specs,
+                                               parsed_agent_options& into) {
+    options_result parsed = parse_options(text, specs);
+    if (!parsed.ok()) return parsed.error;
+    into.values = std::move(parsed.values);
+    const option_values& values = into.values;
+    if (auto error = to_agent_settings(values, into.settings)) return error;
+    if (auto error = check_allocation_tracking(values)) return error;
+    allocation_tracking& tracking = into.settings.tracking;
+    if (into.settings.exact)
+        tracking = allocation_tracking{}; // every allocation
+    else if (values.given("interval"))
+        tracking.interval = values.size("interval");
+    else
+        tracking.track_rate = values.count("track_rate");
+    return std::nullopt;
+}
+
+std::string agent_help(std::string_view agent, std::string_view syntax, std::span<const option_spec> specs) {
+    return fmt::format("ojx {} options ({}):\n{}", agent, syntax, help_text(specs));
+}
+
+std::optional<std::string> prepare_agent_files(const agent_settings& settings, bool mark_environment,
+                                               agent_files& into) {
+    if (auto error = resolve_agent_files(settings, static_cast<std::uint64_t>(getpid()), start_time_text(),
+                                         mark_environment, into))
+        return error;
+    // A profile that cannot be written is known now: no fallback name, which would be one the user did not ask
+    // for (and, in a shared directory, one another user could predict).
+    if (auto error = hardware::check_output_file(into.profile))
+        return fmt::format("cannot write the profile to {}: {}", into.profile, *error);
+    return std::nullopt;
+}
+
+} // namespace ojx::agents

@@ -20,7 +20,9 @@
 #include "method_names.hpp"
 #include "tracked_objects.hpp"
 
-#include "ojx/hardware/agent_options.hpp"
+#include "ojx/agents/agent_options.hpp"
+#include "ojx/agents/agent_report.hpp"
+#include "ojx/agents/agent_singleton.hpp"
 #include "ojx/hardware/agent_output_file.hpp"
 #include "ojx/hardware/kernel_warm_up.hpp"
 #include "ojx/hardware/fault_safe_read.hpp"
@@ -30,6 +32,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <jvmti.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -46,7 +49,6 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -54,6 +56,7 @@
 namespace {
 
 using namespace ojx;
+using namespace ojx::agents;
 using namespace ojx::hardware;
 using namespace ojx::jvm;
 
@@ -82,7 +85,14 @@ constexpr std::uint64_t exit_digest_bytes = 256ULL << 20;
 // costs ≈ 0.12 % of a core, and the callbacks for smaller objects at most ≈ 0.8 %
 // (adaptive_heap_sampling::callbacks_per_tracked). A program allocating fewer objects at or above the threshold
 // a second has them sampled at adaptive_heap_sampling::floor_interval.
-constexpr const char* default_track_rate = "1000";
+constexpr allocation_tracking_words heap_sampling_option_words{
+    .default_track_rate = "1000",
+    .track_rate_help = "adaptive heap sampling: about this many allocations (at or above threshold) a second are "
+                       "tracked, the heap sampling interval moving every 200 ms to meet it (at least 4k; callbacks for "
+                       "smaller objects bounded too); counts are weighted so that they stay unbiased",
+    .default_interval = "512k",
+    .interval_help = "when given, a fixed heap sampling interval instead of track_rate: on average one allocation "
+                     "sampled per this many bytes allocated (0: every allocation, exact counts)"};
 // What JVMTI samples at until an agent sets an interval (its specification's default).
 constexpr std::uint64_t jvmti_default_interval = 512 * 1024;
 
@@ -94,13 +104,7 @@ std::vector<option_spec> jvm_agent_options() {
                      {"stop", option_kind::flag, "", "write the profile and stop profiling (dynamic attach)"},
                      {"dump", option_kind::flag, "", "write the profile now and keep profiling (dynamic attach)"},
                  });
-    specs.push_back({"track_rate", option_kind::count, default_track_rate,
-                     "adaptive heap sampling: about this many allocations (at or above threshold) a second are "
-                     "tracked, the heap sampling interval moving every 200 ms to meet it (at least 4k; callbacks "
-                     "for smaller objects bounded too); counts are weighted so that they stay unbiased"});
-    specs.push_back({"interval", option_kind::size, "512k",
-                     "when given, a fixed heap sampling interval instead of track_rate: on average one allocation "
-                     "sampled per this many bytes allocated (0: every allocation, exact counts)"});
+    for (option_spec& spec : allocation_tracking_options(heap_sampling_option_words)) specs.push_back(std::move(spec));
     specs.push_back({"duration", option_kind::duration, "0",
                      "write the profile and stop after this long (e.g. 30s; 0: when the JVM exits)"});
     specs.push_back({"census", option_kind::count, "0",
@@ -111,11 +115,9 @@ std::vector<option_spec> jvm_agent_options() {
 }
 
 struct jvm_settings {
-    agent_settings agent;
+    agent_settings agent; // agent.tracking: the heap sampling interval, fixed or moving to meet track_rate
     bool start = false, stop = false, dump = false;
     bool file_given = false; // with dump or stop: that profile goes to this file (the agent keeps its own)
-    std::uint64_t interval = 512 * 1024; // with track_rate 0: the fixed heap sampling interval
-    std::uint64_t track_rate = 0;        // tracked allocations a second aimed at; 0: the interval is fixed
     std::chrono::nanoseconds duration{0};
     std::uint64_t census_every = 0; // census=: a heap walk after every this many relocated collections; 0: none
 };
@@ -123,23 +125,15 @@ struct jvm_settings {
 // A message for the user, or nothing. Parses and checks an option string.
 std::optional<std::string> parse_jvm_options(const char* text, jvm_settings& settings) {
     const std::vector<option_spec> specs = jvm_agent_options();
-    options_result parsed = parse_options(text != nullptr ? text : "", specs);
-    if (!parsed.ok()) return parsed.error;
-    if (auto error = to_agent_settings(parsed.values, settings.agent)) return error;
+    parsed_agent_options parsed;
+    if (auto error = parse_agent_options(text != nullptr ? text : "", specs, parsed)) return error;
+    settings.agent = parsed.settings;
     settings.start = parsed.values.flag("start");
     settings.stop = parsed.values.flag("stop");
     settings.dump = parsed.values.flag("dump");
     settings.file_given = parsed.values.given("file");
     if (settings.start + settings.stop + settings.dump > 1) return std::string("give one of start, stop and dump");
-    if (auto error = check_allocation_tracking(parsed.values)) return error;
-    if (settings.agent.exact) {
-        settings.interval = 0; // every allocation
-    } else if (parsed.values.given("interval")) {
-        settings.interval = parsed.values.size("interval");
-        if (settings.interval > 0x7fffffff) return std::string("interval: at most 2g");
-    } else {
-        settings.track_rate = parsed.values.count("track_rate");
-    }
+    if (settings.agent.tracking.interval > 0x7fffffff) return std::string("interval: at most 2g");
     settings.duration = parsed.values.duration("duration");
     settings.census_every = parsed.values.count("census");
     if (settings.census_every != 0 && settings.agent.record_pattern.empty())
@@ -259,9 +253,7 @@ private:
     std::atomic<std::uint64_t> walks_from_caller_{0}; // walks that succeeded only from the caller's frame
 };
 
-// Never destroyed: JVM threads may still call in while the process exits.
-alignas(agent) unsigned char agent_storage[sizeof(agent)];
-agent* the_agent = nullptr;
+constinit agent_singleton<agent> the_agent;
 
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -269,9 +261,7 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
     vm_ = vm;
     jvmti_ = jvmti;
     settings_ = settings;
-    if (auto error = resolve_agent_files(settings.agent, static_cast<std::uint64_t>(getpid()), start_time_text(), !live,
-                                         files_))
-        return error;
+    if (auto error = prepare_agent_files(settings.agent, !live, files_)) return error;
     sem_init(&wake_, 0, 0);
 
     jvmtiCapabilities wanted{};
@@ -375,11 +365,6 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
         draws_first_point_at_creation_ = std::atoi(specification) >= 25;
     jvmti_->Deallocate(reinterpret_cast<unsigned char*>(specification));
 
-    // A profile that cannot be written is known now, and the JVM runs unprofiled: no fallback name, which would
-    // be one the user did not ask for (and, in a shared directory, one another user could predict).
-    if (auto error = check_output_file(files_.profile))
-        return "cannot write the profile to " + files_.profile + ": " + *error;
-
     async_get_call_trace_ = reinterpret_cast<async_get_call_trace_function>(dlsym(RTLD_DEFAULT, "AsyncGetCallTrace"));
     create_method_ids_of_loaded_classes();
 
@@ -387,19 +372,20 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
     options.profiler.min_object_size = 1; // the agent applies the threshold to whole objects, headers included
     // Allocation metrics are scaled by JVMTI's sampling (interval 0: every allocation is sampled, counts exact);
     // under adaptive sampling each object carries the interval it was drawn at.
-    if (settings_.track_rate != 0) {
-        sampling_.emplace(static_cast<double>(settings_.track_rate));
+    const allocation_tracking& tracking = settings_.agent.tracking;
+    if (tracking.track_rate != 0) {
+        sampling_.emplace(static_cast<double>(tracking.track_rate));
         options.profiler.allocation_sampling_interval = 0;
-        options.profiler.allocation_tracking_target = settings_.track_rate;
+        options.profiler.allocation_tracking_target = tracking.track_rate;
     } else {
-        options.profiler.allocation_sampling_interval = settings_.interval;
+        options.profiler.allocation_sampling_interval = tracking.interval;
     }
     options.access_walker = stack_walker{this, walk_java_stack};
     options.runtime = runtime_;
     options.record_file = files_.trace;
     if (auto error = session_.start(options)) return error;
 
-    const std::uint64_t first_interval = sampling_ ? sampling_->interval() : settings_.interval;
+    const std::uint64_t first_interval = sampling_ ? sampling_->interval() : tracking.interval;
     if (jvmti_->SetHeapSamplingInterval(static_cast<jint>(first_interval)) != JVMTI_ERROR_NONE)
         return std::string("SetHeapSamplingInterval failed");
     for (const jvmtiEvent event : {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, JVMTI_EVENT_GARBAGE_COLLECTION_START,
@@ -416,16 +402,12 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
     }
     start_agent_thread();
     if (!settings_.agent.quiet)
-        std::fprintf(stderr,
-                     "ojx: profiling pid %d (%s); sampler: %s; watchpoints: %s; memory reads: %s; signals: %s; %s%s; %s\n",
-                     static_cast<int>(getpid()), runtime_.c_str(), session_.backend().sampler_description().c_str(),
-                     session_.backend().watchpoint_description().c_str(),
-                     session_.backend().memory_read_description().c_str(),
-                     session_.backend().signal_description().c_str(), layout_.describe().c_str(),
-                     settings_.agent.exact ? "; exact mode: every allocation at or above the threshold tracked, each "
-                                             "digested whole with no budget"
-                                           : "",
-                     describe_agent_files(files_).c_str());
+        say(start_line(session_.backend(), runtime_,
+                       layout_.describe() + (settings_.agent.exact ? "; exact mode: every allocation at or above the "
+                                                                     "threshold tracked, each digested whole with no "
+                                                                     "budget"
+                                                                   : ""),
+                       files_));
     return std::nullopt;
 }
 
@@ -667,7 +649,7 @@ void* agent::agent_thread_main(void* raw) {
         }
         sem_timedwait(&a.wake_, &until);
         if (a.stopping_.load(std::memory_order_acquire)) break;
-        // A native library's sigaction is not interposed (bindings/jni/README.md): a handler it installs over one
+        // A native library's sigaction is not interposed (agents/jvm/README.md): a handler it installs over one
         // of ours is noticed here, within one period, and every thread goes quiet.
         hardware_backend::poll_handlers();
         if (a.sampling_) {
@@ -732,28 +714,26 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
     };
     naming.type = [&](type_id type) { return type < types.size() ? types[type] : std::string("?"); };
 
-    const backend_counters& c = session_.backend().counters();
     const relocation_counters& r = objects_->counters();
     run_facts facts = session_.facts();
-    facts.agent_counters.insert(facts.agent_counters.end(), {{"samples_dropped_during_gc", session_.samples_dropped_paused()},
-                     {"traps_dropped_during_gc", session_.traps_dropped_paused()},
-                     {"samples_dropped_profiler_busy", session_.samples_dropped_busy()},
-                     {"stack_walk_failures", stack_failures_.load()},
-                     {"stack_walks_from_caller", walks_from_caller_.load()},
-                     {"collections_relocated", r.collections.load()},
-                     {"relocation_retries", r.retries.load()},
-                     {"objects_moved_by_gc", r.moved.load()},
-                     {"objects_freed_by_gc", r.died.load()},
-                     {"relocation_check_failures", r.check_failures.load()},
-                     {"whole_object_sweeps", r.sweeps.load()},
-                     {"whole_object_sweeps_skipped", r.sweeps_skipped.load()},
-                     {"whole_object_sweep_us_total", r.sweep_ns_total.load() / 1000},
-                     {"whole_object_sweep_us_max", r.sweep_ns_max.load() / 1000},
-                     {"objects_tracked_now", objects_->size()},
-                     {"single_steps", c.steps.load()},
-                     {"single_steps_refused_at_system_calls", c.steps_refused.load()},
-                     {"sampling_interrupts", c.triggers.load()},
-                     {"heap_sampling_interval", sampling_ ? sampling_->interval() : settings_.interval}});
+    add_session_counters(session_, facts);
+    facts.agent_counters.insert(facts.agent_counters.end(),
+                                {{"samples_dropped_during_gc", session_.samples_dropped_paused()},
+                                 {"traps_dropped_during_gc", session_.traps_dropped_paused()},
+                                 {"stack_walk_failures", stack_failures_.load()},
+                                 {"stack_walks_from_caller", walks_from_caller_.load()},
+                                 {"collections_relocated", r.collections.load()},
+                                 {"relocation_retries", r.retries.load()},
+                                 {"objects_moved_by_gc", r.moved.load()},
+                                 {"objects_freed_by_gc", r.died.load()},
+                                 {"relocation_check_failures", r.check_failures.load()},
+                                 {"whole_object_sweeps", r.sweeps.load()},
+                                 {"whole_object_sweeps_skipped", r.sweeps_skipped.load()},
+                                 {"whole_object_sweep_us_total", r.sweep_ns_total.load() / 1000},
+                                 {"whole_object_sweep_us_max", r.sweep_ns_max.load() / 1000},
+                                 {"objects_tracked_now", objects_->size()},
+                                 {"heap_sampling_interval",
+                                  sampling_ ? sampling_->interval() : settings_.agent.tracking.interval}});
     if (sampling_) {
         facts.agent_counters.emplace_back("heap_sampling_windows", sampling_->windows());
         facts.agent_counters.emplace_back("heap_sampling_window_ms", sampling_->windowed_ns() / 1'000'000);
@@ -764,41 +744,24 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
         facts.agent_counters.emplace_back("censuses", r.censuses.load());
         facts.agent_counters.emplace_back("censuses_skipped", r.censuses_skipped.load());
     }
-    // Whole or not at all: a failure leaves any earlier file as it was.
-    output_file out;
-    std::optional<std::string> error = out.open(path);
-    if (!error) {
-        write_json(out.stream(), report, tree, naming, facts);
-        error = out.commit();
+    std::vector<std::string> lines;
+    if (sampling_ && sampling_->windowed_ns() > 0) {
+        const double seconds = static_cast<double>(sampling_->windowed_ns()) * 1e-9;
+        lines.push_back(fmt::format("adaptive heap sampling: {:.0f} allocations tracked a second (target {}), {:.0f} "
+                                    "samples a second of any size; interval {} to {} bytes over {} windows",
+                                    static_cast<double>(sampling_->tracked_in_windows()) / seconds,
+                                    settings_.agent.tracking.track_rate,
+                                    static_cast<double>(sampling_->callbacks_in_windows()) / seconds,
+                                    sampling_->smallest_interval(), sampling_->largest_interval(),
+                                    sampling_->windows()));
     }
+    const bool written = write_agent_profile(agent_profile{report, tree, naming, facts}, path, session_,
+                                             {settings_.agent.quiet, why, lines});
     if (final) {
         if (const auto recorded = session_.finish_recording(naming, static_cast<type_id>(types.size()), facts.agent_counters))
             report_recording(*recorded, settings_.agent.quiet);
     }
-    if (error) {
-        std::fprintf(stderr, "ojx: could not write the profile to %s: %s\n", path.c_str(), error->c_str());
-        return false;
-    }
-    if (!settings_.agent.quiet) {
-        if (sampling_ && sampling_->windowed_ns() > 0) {
-            const double seconds = static_cast<double>(sampling_->windowed_ns()) * 1e-9;
-            std::fprintf(stderr,
-                         "ojx: adaptive heap sampling: %.0f allocations tracked a second (target %llu), %.0f samples "
-                         "a second of any size; interval %llu to %llu bytes over %llu windows\n",
-                         static_cast<double>(sampling_->tracked_in_windows()) / seconds,
-                         static_cast<unsigned long long>(settings_.track_rate),
-                         static_cast<double>(sampling_->callbacks_in_windows()) / seconds,
-                         static_cast<unsigned long long>(sampling_->smallest_interval()),
-                         static_cast<unsigned long long>(sampling_->largest_interval()),
-                         static_cast<unsigned long long>(sampling_->windows()));
-        }
-        std::ostringstream text;
-        write_text(text, report, tree, naming, facts, 5);
-        std::fprintf(stderr, "%s", text.str().c_str());
-        for (const std::string& line : session_.health_lines()) std::fprintf(stderr, "ojx: %s\n", line.c_str());
-        std::fprintf(stderr, "ojx: profile written %s to %s\n", why, path.c_str());
-    }
-    return true;
+    return written;
 }
 
 void agent::stop(JNIEnv* jni) {
@@ -829,11 +792,10 @@ jint load(JavaVM* vm, const char* options, bool live) {
         return JNI_ERR;
     }
     if (settings.agent.help) {
-        std::fprintf(stderr, "ojx JVM agent options (-agentpath:libojx.so=name=value,...):\n%s",
-                     help_text(jvm_agent_options()).c_str());
+        say(agent_help("JVM agent", "-agentpath:libojx.so=name=value,...", jvm_agent_options()));
         return JNI_OK;
     }
-    if (the_agent != nullptr) {
+    if (the_agent) {
         // Loaded before: dynamic attach again, to dump or stop.
         JNIEnv* jni = nullptr;
         vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6);
@@ -866,10 +828,11 @@ jint load(JavaVM* vm, const char* options, bool live) {
         std::fprintf(stderr, "ojx: this JVM has no JVMTI 11 (JDK 11 or later is needed)\n");
         return JNI_ERR;
     }
-    the_agent = new (agent_storage) agent();
+    the_agent.emplace();
     if (auto error = the_agent->prepare(vm, jvmti, settings, live)) {
         std::fprintf(stderr, "ojx: not profiling: %s\n", error->c_str());
-        return JNI_OK; // the program runs unprofiled
+        // At launch the program runs unprofiled; an attach fails, so that the attaching tool knows.
+        return live ? JNI_ERR : JNI_OK;
     }
     if (!live) start_kernel_warm_up(); // overlaps the JVM's start-up until VMInit
     if (live) {

@@ -15,13 +15,16 @@
 #include "exit_signals.hpp"
 #include "unwinder_descriptors.hpp"
 
+#include "ojx/agents/agent_options.hpp"
+#include "ojx/agents/agent_report.hpp"
+#include "ojx/agents/agent_singleton.hpp"
 #include "ojx/allocation_rate_target.hpp"
 #include "ojx/context_path_cache.hpp"
-#include "ojx/hardware/agent_options.hpp"
-#include "ojx/hardware/agent_output_file.hpp"
 #include "ojx/hardware/profiling_session.hpp"
 #include "ojx/hardware/symbolizer.hpp"
 #include "ojx/report.hpp"
+
+#include <fmt/format.h>
 
 #include <dlfcn.h>
 #include <link.h>
@@ -37,7 +40,6 @@
 #include <ctime>
 #include <new>
 #include <optional>
-#include <sstream>
 
 extern "C" {
 void* __libc_malloc(std::size_t size);
@@ -50,6 +52,7 @@ void __libc_free(void* pointer);
 namespace {
 
 using namespace ojx;
+using namespace ojx::agents;
 using namespace ojx::hardware;
 
 // The allocation "type" of a native object is the allocator that made it.
@@ -92,9 +95,16 @@ constexpr double heavy_tracking_per_second = 50000;
 // The default target of tracked allocations per second (track_rate=): the cost of tracking is bounded to
 // ≈ 0.15 % of a core, and programs allocating less than this many objects at or above the threshold a second
 // have every one tracked (bench/RESULTS.md, 2026-11-26).
-constexpr const char* default_track_rate = "5000";
+constexpr allocation_tracking_words tracking_option_words{
+    .default_track_rate = "5000",
+    .track_rate_help = "adaptive allocation tracking: about this many allocations (at or above threshold) a second "
+                       "are tracked, the sampling interval moving every 200 ms to meet it; a program that allocates "
+                       "fewer has every one tracked; counts are weighted so that they stay unbiased",
+    .default_interval = "0",
+    .interval_help = "when given, a fixed sampling interval instead of track_rate: on average one allocation (at or "
+                     "above threshold) is tracked per this many bytes allocated; 0: every allocation (exact counts)"};
 
-agent* the_agent = nullptr;
+constinit agent_singleton<agent> the_agent;
 std::atomic<bool> active{false};
 // Adaptive tracking or a fixed interval above 0: some allocations go untracked. Set before `active` is, read after
 // it; outside the agent, so that a free reads it and sampled_filter without first loading the agent.
@@ -107,7 +117,6 @@ std::atomic<int> profile{written}; // not_written once profiling started
 constexpr long profile_wait_ms = 15000;
 void finish_profile();
 void write_profile();
-alignas(agent) unsigned char agent_storage[sizeof(agent)]; // never destroyed: threads may outlive exit()
 
 // Set while this thread runs agent code that may allocate; its allocations go straight to the C library.
 [[gnu::tls_model("initial-exec")]] thread_local bool in_agent = false;
@@ -306,46 +315,38 @@ std::optional<std::string> find_fast_unwinder() {
     return std::nullopt;
 }
 
-// Adaptive tracking at track_rate= unless interval= fixes the interval; an error names the conflict.
-std::optional<std::string> choose_allocation_tracking(const option_values& values, profiler_config& profiler) {
-    if (auto error = check_allocation_tracking(values)) return error;
-    if (the_agent->settings.exact) return std::nullopt; // every allocation, as interval=0
-    if (values.given("interval")) {
-        the_agent->sampling_interval = values.size("interval");
-        sampling = the_agent->sampling_interval != 0;
-        profiler.allocation_sampling_interval = the_agent->sampling_interval;
-        return std::nullopt;
+// Adaptive tracking at track_rate= unless interval= fixes the interval (0, or exact: every allocation).
+void choose_allocation_tracking(agent& a) {
+    const allocation_tracking& tracking = a.settings.tracking;
+    profiler_config& profiler = a.settings.session.profiler;
+    if (tracking.track_rate == 0) {
+        a.sampling_interval = tracking.interval;
+        sampling = tracking.interval != 0;
+        profiler.allocation_sampling_interval = tracking.interval;
+        return;
     }
     allocation_rate_target_config config;
-    config.tracked_per_second = static_cast<double>(values.count("track_rate"));
-    the_agent->rate_target.emplace(config);
+    config.tracked_per_second = static_cast<double>(tracking.track_rate);
+    a.rate_target.emplace(config);
     sampling = true;
-    profiler.allocation_tracking_target = values.count("track_rate");
-    return std::nullopt;
+    profiler.allocation_tracking_target = tracking.track_rate;
 }
 
 // For the start line.
-std::string describe_allocation_tracking() {
-    if (the_agent->rate_target)
-        return ", of about " + std::to_string(the_agent->settings.session.profiler.allocation_tracking_target) +
-               " allocations a second (adaptive: all of them while the program makes fewer)";
-    if (sampling)
-        return ", of a sample of allocations (one per " + std::to_string(the_agent->sampling_interval) +
-               " bytes on average)";
-    return the_agent->settings.exact ? ", of every allocation, each digested whole with no budget (exact mode)"
-                                     : ", of every allocation";
+std::string describe_allocation_tracking(const agent& a) {
+    if (a.rate_target)
+        return fmt::format(", of about {} allocations a second (adaptive: all of them while the program makes fewer)",
+                           a.settings.tracking.track_rate);
+    if (sampling) return fmt::format(", of a sample of allocations (one per {} bytes on average)", a.sampling_interval);
+    return a.settings.exact ? ", of every allocation, each digested whole with no budget (exact mode)"
+                            : ", of every allocation";
 }
 
 // This agent's own options, after the ones it shares with the JVM agent.
 std::vector<option_spec> preload_agent_options() {
     std::vector<option_spec> specs = common_agent_options();
-    specs.push_back({"track_rate", option_kind::count, default_track_rate,
-                     "adaptive allocation tracking: about this many allocations (at or above threshold) a second are "
-                     "tracked, the sampling interval moving every 200 ms to meet it; a program that allocates fewer "
-                     "has every one tracked; counts are weighted so that they stay unbiased"});
-    specs.push_back({"interval", option_kind::size, "0",
-                     "when given, a fixed sampling interval instead of track_rate: on average one allocation (at or "
-                     "above threshold) is tracked per this many bytes allocated; 0: every allocation (exact counts)"});
+    for (option_spec& spec : allocation_tracking_options(tracking_option_words))
+        specs.push_back(std::move(spec));
     specs.push_back({"exit_signals", option_kind::choice, "profile",
                      "SIGTERM, SIGINT and SIGHUP left at their default: profile (a thread of the agent's writes the "
                      "profile, then the process ends by the signal) or untouched (no such thread, as for programs "
@@ -362,42 +363,27 @@ std::vector<option_spec> preload_agent_options() {
 [[gnu::constructor]] void start_agent() {
     const agent_scope scope;
     const char* text = std::getenv("OJX_OPTIONS");
-    std::vector<option_spec> specs = preload_agent_options();
-    options_result parsed = parse_options(text ? text : "", specs);
-    if (!parsed.ok()) {
-        std::fprintf(stderr, "ojx: OJX_OPTIONS: %s\nojx: not profiling (OJX_OPTIONS=help lists the options)\n",
-                     parsed.error.c_str());
+    const std::vector<option_spec> specs = preload_agent_options();
+    parsed_agent_options parsed;
+    if (auto error = parse_agent_options(text ? text : "", specs, parsed)) {
+        say(fmt::format("ojx: OJX_OPTIONS: {}\nojx: not profiling (OJX_OPTIONS=help lists the options)\n", *error));
         return;
     }
-    the_agent = new (agent_storage) agent();
-    if (auto error = to_agent_settings(parsed.values, the_agent->settings)) {
-        std::fprintf(stderr, "ojx: OJX_OPTIONS: %s\nojx: not profiling\n", error->c_str());
+    if (parsed.settings.help) {
+        say(agent_help("native agent", "OJX_OPTIONS=name=value,...", specs));
         return;
     }
-    if (the_agent->settings.help) {
-        std::fprintf(stderr, "ojx native agent options (OJX_OPTIONS=name=value,...):\n%s",
-                     help_text(specs).c_str());
-        return;
-    }
+    agent& a = the_agent.emplace();
+    a.settings = parsed.settings;
     // Names fixed now, before the program can chdir; descendants of a profiled process get names of their own.
-    if (auto error = resolve_agent_files(the_agent->settings, static_cast<std::uint64_t>(getpid()), start_time_text(),
-                                         true, the_agent->files)) {
-        std::fprintf(stderr, "ojx: cannot profile: %s\n", error->c_str());
+    if (auto error = prepare_agent_files(a.settings, true, a.files)) {
+        say(fmt::format("ojx: {}\nojx: not profiling\n", *error));
         return;
     }
-    // A profile that cannot be written is known now: one line, and the program runs unprofiled.
-    if (auto error = check_output_file(the_agent->files.profile)) {
-        std::fprintf(stderr, "ojx: cannot write the profile to %s: %s\nojx: not profiling\n",
-                     the_agent->files.profile.c_str(), error->c_str());
-        return;
-    }
-    session_options& session = the_agent->settings.session;
+    session_options& session = a.settings.session;
     session.runtime = "native (libojxpreload)";
-    if (auto error = choose_allocation_tracking(parsed.values, session.profiler)) {
-        std::fprintf(stderr, "ojx: OJX_OPTIONS: %s\nojx: not profiling\n", error->c_str());
-        return;
-    }
-    session.record_file = the_agent->files.trace;
+    choose_allocation_tracking(a);
+    session.record_file = a.files.trace;
     session.profiler.death_digest_bytes_per_second = digest_budget(the_agent->settings, death_digest_bytes_per_second);
     find_own_code();
     the_agent->backtrace = libgcc_backtrace;
@@ -417,16 +403,11 @@ std::vector<option_spec> preload_agent_options() {
         active.store(false);
         profile.store(written);
     });
-    const hardware_backend& backend = the_agent->session.backend();
-    std::fprintf(stderr,
-                 "ojx: profiling pid %d; sampler: %s; watchpoints: %s; memory reads: %s; signals: %s; allocation "
-                 "stacks: %s%s; %s\n",
-                 static_cast<int>(getpid()), backend.sampler_description().c_str(),
-                 backend.watchpoint_description().c_str(), backend.memory_read_description().c_str(),
-                 backend.signal_description().c_str(),
-                 the_agent->backtrace != libgcc_backtrace ? "libunwind" : "libgcc unwinder",
-                 describe_allocation_tracking().c_str(),
-                 describe_agent_files(the_agent->files).c_str());
+    say(start_line(a.session.backend(), "",
+                   fmt::format("allocation stacks: {}{}",
+                               a.backtrace != libgcc_backtrace ? "libunwind" : "libgcc unwinder",
+                               describe_allocation_tracking(a)),
+                   a.files));
     the_agent->started = std::chrono::steady_clock::now();
     profile.store(not_written, std::memory_order_release);
     active.store(true, std::memory_order_release);
@@ -456,23 +437,33 @@ void finish_profile() {
         ::nanosleep(&millisecond, nullptr);
 }
 
-// The exit summary's line on whole-object evidence.
-void print_digest_summary(const profiler_stats& s, std::uint64_t at_exit, bool exact) {
-    char budgets[96];
-    if (exact)
-        std::snprintf(budgets, sizeof budgets, "none in the exact mode");
-    else
-        std::snprintf(budgets, sizeof budgets, "%llu MiB/s at free, %llu MiB at exit",
-                      static_cast<unsigned long long>(death_digest_bytes_per_second >> 20),
-                      static_cast<unsigned long long>(exit_digest_bytes >> 20));
-    std::fprintf(stderr,
-                 "ojx: %llu objects digested whole (%.1f MiB; %llu at their free, %llu alive at exit); %llu left out "
-                 "by the digest budgets (%s), %llu unreadable\n",
-                 static_cast<unsigned long long>(s.objects_digested),
-                 static_cast<double>(s.bytes_digested) / (1 << 20),
-                 static_cast<unsigned long long>(s.objects_digested - at_exit), static_cast<unsigned long long>(at_exit),
-                 static_cast<unsigned long long>(s.digests_skipped_budget), budgets,
-                 static_cast<unsigned long long>(s.digests_unreadable));
+// The exit summary's own lines: whole-object evidence, and what allocation tracking did.
+std::vector<std::string> summary_lines(const agent& a, const profiler_stats& s, std::uint64_t digested_at_exit) {
+    std::vector<std::string> lines;
+    lines.push_back(fmt::format(
+        "{} objects digested whole ({:.1f} MiB; {} at their free, {} alive at exit); {} left out by the digest budgets "
+        "({}), {} unreadable",
+        s.objects_digested, static_cast<double>(s.bytes_digested) / (1 << 20), s.objects_digested - digested_at_exit,
+        digested_at_exit, s.digests_skipped_budget,
+        a.settings.exact ? std::string("none in the exact mode")
+                         : fmt::format("{} MiB/s at free, {} MiB at exit", death_digest_bytes_per_second >> 20,
+                                       exit_digest_bytes >> 20),
+        s.digests_unreadable));
+    const std::uint64_t tracked = s.allocations - s.allocations_ignored_small - s.allocations_ignored_contexts_full;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - a.started).count();
+    const double per_second = seconds > 0 ? static_cast<double>(tracked) / seconds : 0;
+    if (a.rate_target)
+        lines.push_back(fmt::format("adaptive tracking: {} allocations tracked, {:.0f} per second (target {}); sampling "
+                                    "interval {} to {} bytes over {} windows (0: every allocation)",
+                                    tracked, per_second, a.settings.tracking.track_rate,
+                                    a.rate_target->smallest_interval(), a.rate_target->largest_interval(),
+                                    a.rate_target->windows()));
+    else if (!sampling && !a.settings.exact && per_second > heavy_tracking_per_second)
+        lines.push_back(fmt::format("{} allocations tracked, {:.0f} per second: each unwinds its stack; track_rate= (the "
+                                    "default, without interval=) would track a bounded sample of them, with counts "
+                                    "weighted to stay unbiased",
+                                    tracked, per_second));
+    return lines;
 }
 
 void write_profile() {
@@ -482,61 +473,19 @@ void write_profile() {
     a.session.stop();
     // The survivors' contents, before the profile is taken (and the trace ends).
     const auto survivors = a.session.digest_tracked_objects(digest_budget(a.settings, exit_digest_bytes));
-    const hardware_backend& backend = a.session.backend();
     symbolizer symbols;
     report_naming naming;
     naming.frame = [&](std::uint64_t pc) { return symbols.frame_name(pc, false); };
     naming.type = [](type_id type) {
         return std::string(type < std::size(allocator_names) ? allocator_names[type] : "native");
     };
-    const run_facts facts = a.session.facts();
+    run_facts facts = a.session.facts();
+    add_session_counters(a.session, facts);
     a.session.with_final_profiler([&](profiling_session::profiler_type& profiler) {
         const replica_report report = profiler.report();
-        // Whole or not at all: a failure leaves any earlier file as it was, and says so in one line, last.
-        output_file out;
-        std::optional<std::string> error = out.open(a.files.profile);
-        if (!error) {
-            write_json(out.stream(), report, profiler.contexts(), naming, facts);
-            error = out.commit();
-        }
-        if (!a.settings.quiet) {
-            std::ostringstream text;
-            write_text(text, report, profiler.contexts(), naming, facts, 5);
-            std::fprintf(stderr, "%s", text.str().c_str());
-            const backend_counters& c = backend.counters();
-            std::fprintf(stderr,
-                         "ojx: %llu samples (%llu single steps, %llu dropped while the profiler was busy), %llu "
-                         "traps (%llu after their slot was freed)%s%s\n",
-                         static_cast<unsigned long long>(c.samples.load()),
-                         static_cast<unsigned long long>(c.steps.load()),
-                         static_cast<unsigned long long>(a.session.samples_dropped_busy()),
-                         static_cast<unsigned long long>(c.traps.load()),
-                         static_cast<unsigned long long>(c.traps_unknown.load()),
-                         error ? "" : "; profile written to ", error ? "" : a.files.profile.c_str());
-            for (const std::string& line : a.session.health_lines()) std::fprintf(stderr, "ojx: %s\n", line.c_str());
-            const profiler_stats& s = report.stats;
-            print_digest_summary(s, survivors.digested, a.settings.exact);
-            const std::uint64_t tracked = s.allocations - s.allocations_ignored_small - s.allocations_ignored_contexts_full;
-            const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - a.started).count();
-            const double per_second = seconds > 0 ? static_cast<double>(tracked) / seconds : 0;
-            if (a.rate_target)
-                std::fprintf(stderr,
-                             "ojx: adaptive tracking: %llu allocations tracked, %.0f per second (target %llu); sampling "
-                             "interval %llu to %llu bytes over %llu windows (0: every allocation)\n",
-                             static_cast<unsigned long long>(tracked), per_second,
-                             static_cast<unsigned long long>(a.settings.session.profiler.allocation_tracking_target),
-                             static_cast<unsigned long long>(a.rate_target->smallest_interval()),
-                             static_cast<unsigned long long>(a.rate_target->largest_interval()),
-                             static_cast<unsigned long long>(a.rate_target->windows()));
-            else if (!sampling && !a.settings.exact && per_second > heavy_tracking_per_second)
-                std::fprintf(stderr,
-                             "ojx: %llu allocations tracked, %.0f per second: each unwinds its stack; track_rate= (the "
-                             "default, without interval=) would track a bounded sample of them, with counts weighted "
-                             "to stay unbiased\n",
-                             static_cast<unsigned long long>(tracked), per_second);
-        }
-        if (error)
-            std::fprintf(stderr, "ojx: could not write the profile to %s: %s\n", a.files.profile.c_str(), error->c_str());
+        const std::vector<std::string> lines = summary_lines(a, report.stats, survivors.digested);
+        write_agent_profile(agent_profile{report, profiler.contexts(), naming, facts}, a.files.profile, a.session,
+                            {a.settings.quiet, "at exit", lines});
     });
     if (const auto recorded = a.session.finish_recording(naming, std::size(allocator_names), facts.agent_counters))
         report_recording(*recorded, a.settings.quiet);
