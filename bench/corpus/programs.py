@@ -102,7 +102,9 @@ def jvm_workloads(names, jdk, cache, out):
         jars = [overhead.jar("/usr/share/java/derby.jar", "libderby-java")]
         workloads["derby"] = overhead.Workload(
             "derby", "libderby-java", f"Derby: {DERBY_ARGS[0]} orders, {DERBY_ARGS[1]} query rounds",
-            [overhead.build_driver(jdk, cache, "DerbyWorkload.java", jars)] + jars, ["DerbyWorkload"] + DERBY_ARGS)
+            [overhead.build_driver(jdk, cache, "DerbyWorkload.java", jars)] + jars,
+            # Derby's log to stderr, not to derby.log in the working directory
+            ["-Dderby.stream.error.field=java.lang.System.err", "DerbyWorkload"] + DERBY_ARGS)
     if "ant" in names:
         launcher = overhead.jar("/usr/share/ant/lib/ant-launcher.jar", "ant")
         source = extract_sources(jdk, cache)
