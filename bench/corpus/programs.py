@@ -65,10 +65,10 @@ def catalog(items):
     """The Saxon input: the shape of XalanWorkload's catalog (what report.xsl reads), from a seeded generator."""
     rng = random.Random(7)
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', "<catalog>"]
-    for id in range(1, items + 1):
+    for item in range(1, items + 1):
         tags = "".join(f"<tag>{rng.choice(WORDS)}</tag>" for _ in range(rng.randrange(1, 5)))
         description = " ".join(f"{rng.choice(WORDS)} {rng.choice(NOUNS)}," for _ in range(rng.randrange(3, 12)))
-        lines.append(f'  <item id="i{id}" category="{rng.choice(CATEGORIES)}" region="{rng.choice(REGIONS)}" '
+        lines.append(f'  <item id="i{item}" category="{rng.choice(CATEGORIES)}" region="{rng.choice(REGIONS)}" '
                      f'price="{rng.randrange(100000) // 100}.{10 + rng.randrange(90)}" qty="{rng.randrange(500)}">'
                      f"<name>{rng.choice(WORDS)} {rng.choice(WORDS)} {rng.choice(NOUNS)}</name><tags>{tags}</tags>"
                      f"<description>{description}</description></item>")
