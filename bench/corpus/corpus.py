@@ -26,7 +26,9 @@ The truth run must be exact: no digest skipped by a budget, no content unkept, a
 Programs: the JVM workloads of bench/jvm/overhead.py (javac, h2, lucene, xalan: Debian packages, see
 bench/jvm/README.md; its Lucene 8, liblucene8-java, conflicts with the Lucene 4.10 the stress tests use, so
 installing one removes the other), and two native programs under the LD_PRELOAD agent: python3 (a dict, list and bytes
-workload) and sqlite3 (builds, indexes, updates and vacuums a 60 000-row table) from tests/stress/stress.py.
+workload) and sqlite3 (builds, indexes, updates and vacuums a 60 000-row table) from tests/stress/stress.py; and the
+corpus's own (bench/corpus/programs.py): Derby, Ant and Saxon-HE under the JVM agent, Ghostscript under the native
+one. bench/jvm/install.sh installs every Debian package they need.
 
     bench/corpus/corpus.py --jvm-agent build/rel/agents/jvm/libojx.so \
         --native-agent build/rel/agents/native/libojxpreload.so [--programs h2,sqlite3] [--runs 3] [--out DIR]
@@ -49,10 +51,11 @@ REPO = HERE.parent.parent
 sys.path.insert(0, str(REPO / "bench" / "jvm"))
 sys.path.insert(0, str(REPO / "tests" / "stress"))
 import overhead  # noqa: E402  (the JVM workloads)
+import programs as corpus_programs  # noqa: E402  (the corpus's own programs)
 import stress  # noqa: E402  (the native workloads' inputs)
 
-JVM_PROGRAMS = ("javac", "h2", "lucene", "xalan")
-NATIVE_PROGRAMS = ("python3", "sqlite3")
+JVM_PROGRAMS = ("javac", "h2", "lucene", "xalan") + corpus_programs.JVM_PROGRAMS
+NATIVE_PROGRAMS = ("python3", "sqlite3") + corpus_programs.NATIVE_PROGRAMS
 BYTES_SHARE = 0.01
 REPLICATED_SHARE = 0.3
 CALL_LOW_END = 0.1
@@ -114,7 +117,7 @@ class NativeProgram:
         return run_program(argv, env, work, stdin_path, str(logs / label), timeout)
 
 
-def native_programs(names, agent, out):
+def native_programs(names, agent, out, cache):
     programs = {}
     if "python3" in names:
         python = "/usr/bin/python3"
@@ -130,6 +133,10 @@ def native_programs(names, agent, out):
             raise SetupError("sqlite3 is not installed (Debian package sqlite3)")
         programs["sqlite3"] = NativeProgram("sqlite3", [sqlite, "-batch", "{run}/db.sqlite"], {},
                                             stress.SQLITE_SCRIPT, agent)
+    for name in corpus_programs.NATIVE_PROGRAMS:
+        if name in names:
+            argv, env = corpus_programs.native_argv(name, cache)
+            programs[name] = NativeProgram(name, argv, env, None, agent)
     return programs
 
 
@@ -260,8 +267,8 @@ def percent(value):
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--jvm-agent", help="libojx.so (needed for javac, h2, lucene, xalan)")
-    parser.add_argument("--native-agent", help="libojxpreload.so (needed for python3, sqlite3)")
+    parser.add_argument("--jvm-agent", help=f"libojx.so (needed for {', '.join(JVM_PROGRAMS)})")
+    parser.add_argument("--native-agent", help=f"libojxpreload.so (needed for {', '.join(NATIVE_PROGRAMS)})")
     parser.add_argument("--programs", default=",".join(JVM_PROGRAMS + NATIVE_PROGRAMS))
     parser.add_argument("--runs", type=int, default=3, help="default-setting runs per program (seeds 1..N)")
     parser.add_argument("--out", default=str(REPO / "build" / "corpus"))
@@ -273,7 +280,8 @@ def main(argv):
     if unknown or args.runs < 1:
         parser.error(f"unknown program(s) {','.join(unknown)}" if unknown else "--runs must be at least 1")
     out = Path(args.out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    cache = out / "cache"
+    cache.mkdir(parents=True, exist_ok=True)
     try:
         programs = {}
         jvm_names = [n for n in names if n in JVM_PROGRAMS]
@@ -281,14 +289,16 @@ def main(argv):
             if not args.jvm_agent or not Path(args.jvm_agent).is_file():
                 raise SetupError(f"--jvm-agent: no libojx.so at {args.jvm_agent!r}")
             jdk = overhead.Jdk.find(args.java, None)
-            workloads = overhead.make_workloads(jvm_names, jdk, out / "cache", out, "full")
+            own = [n for n in jvm_names if n in corpus_programs.JVM_PROGRAMS]
+            workloads = overhead.make_workloads([n for n in jvm_names if n not in own], jdk, cache, out, "full")
+            workloads.update(corpus_programs.jvm_workloads(own, jdk, cache, out))
             for name in jvm_names:
                 programs[name] = JvmProgram(workloads[name], jdk, Path(args.jvm_agent).resolve())
         native_names = [n for n in names if n in NATIVE_PROGRAMS]
         if native_names:
             if not args.native_agent or not Path(args.native_agent).is_file():
                 raise SetupError(f"--native-agent: no libojxpreload.so at {args.native_agent!r}")
-            programs.update(native_programs(native_names, Path(args.native_agent).resolve(), out))
+            programs.update(native_programs(native_names, Path(args.native_agent).resolve(), out, cache))
     except (SetupError, overhead.SetupError) as error:
         print(f"corpus: {error}", file=sys.stderr)
         return 2
