@@ -380,10 +380,11 @@ struct walker_state {
     std::atomic<pid_t> expected_thread{0};
 };
 
-std::size_t fake_walk(void* state, const ucontext_t&, std::uint64_t* leaf_first, std::size_t max) noexcept {
+std::size_t fake_walk(void* state, const ucontext_t&, pid_t thread, std::uint64_t* leaf_first,
+                      std::size_t max) noexcept {
     auto& s = *static_cast<walker_state*>(state);
     s.calls.fetch_add(1, std::memory_order_relaxed);
-    if (current_tid() != s.expected_thread.load(std::memory_order_relaxed))
+    if (current_tid() != s.expected_thread.load(std::memory_order_relaxed) || thread != current_tid())
         s.wrong_thread.fetch_add(1, std::memory_order_relaxed);
     const frame path[] = {fake_leaf, fake_caller};
     const std::size_t n = std::min<std::size_t>(max, 2);

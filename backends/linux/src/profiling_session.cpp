@@ -304,7 +304,7 @@ bool profiling_session::resume(std::uint64_t generation) noexcept {
 
 context_id profiling_session::access_context(const ucontext_t& context, pid_t tid) noexcept {
     std::uint64_t leaf_first[max_frames];
-    const std::size_t depth = std::min(max_frames, walker_.walk ? walker_.walk(walker_.state, context, leaf_first, max_frames)
+    const std::size_t depth = std::min(max_frames, walker_.walk ? walker_.walk(walker_.state, context, tid, leaf_first, max_frames)
                                                                 : hardware_backend::capture_stack(context, tid, leaf_first, max_frames));
     std::reverse(leaf_first, leaf_first + depth);
     return profiler_->contexts().insert_path(std::span<const std::uint64_t>(leaf_first, depth));

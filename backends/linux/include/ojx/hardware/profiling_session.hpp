@@ -44,11 +44,12 @@ struct hardware_policies {
 };
 
 // How an access context is captured from a signal handler: the interrupted code's frames, leaf first, as the
-// agent encodes them (native return addresses; a JVM agent's method and bytecode index). Must be signal-safe.
-// Unset: hardware_backend::capture_stack (frame pointers).
+// agent encodes them (native return addresses; a JVM agent's method and bytecode index). `thread` is the kernel id
+// of the interrupted thread, which is the calling one, so that per-thread state is found without a system call.
+// Must be signal-safe. Unset: hardware_backend::capture_stack (frame pointers).
 struct stack_walker {
     void* state = nullptr;
-    std::size_t (*walk)(void* state, const ucontext_t& context, std::uint64_t* leaf_first,
+    std::size_t (*walk)(void* state, const ucontext_t& context, pid_t thread, std::uint64_t* leaf_first,
                         std::size_t max) noexcept = nullptr;
 };
 
