@@ -16,6 +16,7 @@
 #include "heap_layout.hpp"
 #include "hotspot_flags.hpp"
 #include "java_names.hpp"
+#include "java_thread_envs.hpp"
 #include "jvm_frame.hpp"
 #include "method_names.hpp"
 #include "tracked_objects.hpp"
@@ -26,6 +27,7 @@
 #include "ojx/hardware/agent_output_file.hpp"
 #include "ojx/hardware/kernel_warm_up.hpp"
 #include "ojx/hardware/fault_safe_read.hpp"
+#include "ojx/hardware/handler_scope.hpp"
 #include "ojx/hardware/profiling_session.hpp"
 #include "ojx/hardware/signals.hpp"
 #include "ojx/report.hpp"
@@ -40,13 +42,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -179,14 +181,16 @@ public:
 
     // ---- JVMTI callbacks ----
 
-    void on_thread_start() {
+    void on_thread_start(JNIEnv* jni) {
         if (!profiling()) return; // (acquire: sampling_ was made before)
         if (sampling_) next_sample_interval = draws_first_point_at_creation_ ? sampling_->interval() : 0;
         if (current_tid() == agent_tid_.load()) return;
-        if (auto error = session_.attach_current_thread()) say_once(thread_error_said_, "a thread runs unprofiled: " + *error);
+        attach_this_thread(jni, "a thread runs unprofiled: ");
     }
     void on_thread_end() {
-        if (profiling()) session_.detach_current_thread();
+        if (!profiling()) return;
+        session_.detach_current_thread();
+        envs_.remove(current_tid());
     }
     void on_class_prepare(jclass klass) { create_method_ids(klass); }
     void on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size);
@@ -201,7 +205,7 @@ public:
 
     // Signal-safe: the access context of the interrupted Java code, by AsyncGetCallTrace.
     static bool walk_from_caller(agent& a, const ucontext_t& interrupted, call_trace& trace, jint depth) noexcept;
-    static std::size_t walk_java_stack(void* self, const ucontext_t& context, std::uint64_t* leaf_first,
+    static std::size_t walk_java_stack(void* self, const ucontext_t& context, pid_t thread, std::uint64_t* leaf_first,
                                        std::size_t max) noexcept;
 
 private:
@@ -214,10 +218,16 @@ private:
         if (jvmti_->GetClassMethods(klass, &count, &methods) == JVMTI_ERROR_NONE)
             jvmti_->Deallocate(reinterpret_cast<unsigned char*>(methods));
     }
+    // The calling Java thread, whose env is `jni`, is noted and attached to the session (sampled from now on);
+    // `unprofiled` begins the message said once when it cannot be.
+    void attach_this_thread(JNIEnv* jni, const char* unprofiled) {
+        if (!envs_.add(current_tid(), jni)) threads_without_env_.fetch_add(1, std::memory_order_relaxed);
+        if (auto error = session_.attach_current_thread()) say_once(thread_error_said_, unprofiled + *error);
+    }
     void create_method_ids_of_loaded_classes();
     type_id intern_type(const char* signature);
     std::string collector(JNIEnv* jni);
-    void attach_running_java_threads();
+    void attach_running_java_threads(JNIEnv* jni);
     void start_agent_thread();
     static void* agent_thread_main(void* self);
 
@@ -227,6 +237,7 @@ private:
     agent_files files_; // absolute, fixed when the agent is loaded
     heap_layout layout_;
     profiling_session session_;
+    java_thread_envs envs_; // for the handler's AsyncGetCallTrace
     std::optional<tracked_objects> objects_; // made once the heap layout is known
     std::optional<adaptive_heap_sampling> sampling_; // track_rate=: made at start
     // Whether this JVM draws a thread's first sample point when the thread is made (JDK 25 and later) rather
@@ -251,6 +262,8 @@ private:
     std::atomic<bool> interval_error_said_{false};
     std::atomic<std::uint64_t> stack_failures_{0};
     std::atomic<std::uint64_t> walks_from_caller_{0}; // walks that succeeded only from the caller's frame
+    std::atomic<std::uint64_t> walks_without_env_{0}; // samples of a sampled thread whose env the agent does not hold
+    std::atomic<std::uint64_t> threads_without_env_{0}; // sampled threads whose env could not be noted
 };
 
 constinit agent_singleton<agent> the_agent;
@@ -288,7 +301,7 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
             the_agent->stop(jni);
         }
     };
-    callbacks.ThreadStart = [](jvmtiEnv*, JNIEnv*, jthread) { the_agent->on_thread_start(); };
+    callbacks.ThreadStart = [](jvmtiEnv*, JNIEnv* jni, jthread) { the_agent->on_thread_start(jni); };
     callbacks.ThreadEnd = [](jvmtiEnv*, JNIEnv*, jthread) { the_agent->on_thread_end(); };
     // AsyncGetCallTrace walks only while ClassLoad events are on (else every walk fails "no class load").
     callbacks.ClassLoad = [](jvmtiEnv*, JNIEnv*, jthread, jclass) {};
@@ -395,11 +408,10 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
 
     started_at_ = std::chrono::steady_clock::now();
     profiling_.store(true, std::memory_order_release);
-    if (attached_late) {
-        attach_running_java_threads();
-    } else if (auto error = session_.attach_current_thread()) {
-        say_once(thread_error_said_, "the main thread runs unprofiled: " + *error);
-    }
+    if (attached_late)
+        attach_running_java_threads(jni);
+    else
+        attach_this_thread(jni, "the main thread runs unprofiled: ");
     start_agent_thread();
     if (!settings_.agent.quiet)
         say(start_line(session_.backend(), runtime_,
@@ -507,17 +519,18 @@ bool agent::walk_from_caller(agent& a, const ucontext_t& interrupted, call_trace
     return false;
 }
 
-// Signal-safe: GetEnv reads the JVM's thread-local (HotSpot's own signal handlers do the same), and
+// Signal-safe: the thread's env from the agent's table (never JavaVM::GetEnv: java_thread_envs.hpp), and
 // AsyncGetCallTrace is made for signal handlers. The frames are stored encoded; nothing is named here.
-std::size_t agent::walk_java_stack(void* self, const ucontext_t& context, std::uint64_t* leaf_first,
+std::size_t agent::walk_java_stack(void* self, const ucontext_t& context, pid_t thread, std::uint64_t* leaf_first,
                                    std::size_t max) noexcept {
     auto& a = *static_cast<agent*>(self);
     if (max == 0) return 0;
-    JNIEnv* jni = nullptr;
+    JNIEnv* const jni = a.envs_.find(thread);
     std::int32_t failure = 0;
     if (a.async_get_call_trace_ == nullptr) {
         failure = walker_unavailable;
-    } else if (a.vm_->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) != JNI_OK || jni == nullptr) {
+    } else if (jni == nullptr) {
+        a.walks_without_env_.fetch_add(1, std::memory_order_relaxed);
         failure = not_a_java_thread;
     } else {
         call_frame frames[max_frames];
@@ -544,47 +557,95 @@ std::size_t agent::walk_java_stack(void* self, const ucontext_t& context, std::u
 }
 
 // ---- Threads that were running before a dynamic attach ----
-// JVMTI names Java threads but not their kernel ids, which the backend needs. So every thread of the process is
-// asked, by a signal, whether it has a JNIEnv (is a Java thread); those that answer are attached. The JIT's
-// compiler threads are Java threads too but never run Java code; they are left out, as ThreadStart leaves them
-// out when the agent starts with the JVM.
+// JVMTI names Java threads but neither their kernel ids, which the backend needs, nor their JNIEnvs, which the
+// handler's AsyncGetCallTrace needs, and JavaVM::GetEnv may not be called in a signal handler
+// (java_thread_envs.hpp). HotSpot keeps each of its threads' Thread* under a pthread key of its own (its signal
+// handlers read it there), a java.lang.Thread's field `eetop` holds its JavaThread*, and a JavaThread holds its
+// JNIEnv at a fixed offset. So the key is the one under which the attaching thread finds its own eetop, and the
+// offset is its env's from there; every thread of the process is asked, by a signal, for its kernel id and what
+// it keeps under that key; those whose answer is the eetop of a thread JVMTI lists are Java threads, with env at
+// that offset. The JIT's compiler threads are JavaThreads that JVMTI does not list; they are left out, as
+// ThreadStart leaves them out when the agent starts with the JVM. A JVM that is not HotSpot so (no `eetop`, no
+// such key): only threads started from now on are profiled, and that is said.
 
 constexpr std::size_t max_probed_threads = 4096;
-std::atomic<std::size_t> probe_answers{0};
-std::atomic<pid_t> java_thread_ids[max_probed_threads];
-std::atomic<std::size_t> java_thread_count{0};
-JavaVM* probe_vm = nullptr;
+struct probe_answer {
+    std::atomic<pid_t> tid{0};
+    std::atomic<const void*> vm_thread{nullptr}; // what the thread keeps under HotSpot's key
+};
+probe_answer probe_answers[max_probed_threads];
+std::atomic<std::size_t> probe_answers_claimed{0};
+std::atomic<std::size_t> probe_answers_written{0};
+pthread_key_t hotspot_thread_key = 0;
 chained_handler probe_handler; // stays installed: a late probe signal must never meet the default action
 
-// Signal handler: records the thread if it is a Java thread.
+// Signal handler: records the thread's kernel id and HotSpot's pointer for it. pthread_getspecific reads the
+// calling thread's own descriptor (and at most clears a stale slot of it): no lock, no allocation.
 void on_probe_signal(int, siginfo_t*, void*) {
+    const handler_scope ours;
     const int saved_errno = errno;
-    JNIEnv* jni = nullptr;
-    if (probe_vm != nullptr && probe_vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) == JNI_OK) {
-        const std::size_t at = java_thread_count.fetch_add(1, std::memory_order_relaxed);
-        if (at < max_probed_threads) java_thread_ids[at].store(current_tid(), std::memory_order_relaxed);
+    const std::size_t at = probe_answers_claimed.fetch_add(1, std::memory_order_relaxed);
+    if (at < max_probed_threads) {
+        probe_answers[at].tid.store(current_tid(), std::memory_order_relaxed);
+        probe_answers[at].vm_thread.store(pthread_getspecific(hotspot_thread_key), std::memory_order_relaxed);
     }
-    probe_answers.fetch_add(1, std::memory_order_release);
+    probe_answers_written.fetch_add(1, std::memory_order_release);
     errno = saved_errno;
 }
 
-bool is_compiler_thread(pid_t tid) {
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/self/task/%d/comm", static_cast<int>(tid));
-    std::ifstream comm(path);
-    std::string name;
-    std::getline(comm, name);
-    return name.rfind("C1 Compiler", 0) == 0 || name.rfind("C2 Compiler", 0) == 0 || name.rfind("Sweeper", 0) == 0;
+// HotSpot's thread key and the offset of a JavaThread's env, found on the calling Java thread (env `jni`), and
+// each listed Java thread's JavaThread*; nothing where this JVM does not keep them so.
+struct hotspot_threads {
+    pthread_key_t key = 0;
+    std::ptrdiff_t env_offset = 0;
+    std::vector<const void*> java_threads; // sorted
+};
+std::optional<hotspot_threads> find_hotspot_threads(jvmtiEnv* jvmti, JNIEnv* jni) {
+    jthread self = nullptr;
+    const jclass thread_class = jni->FindClass("java/lang/Thread");
+    const jfieldID eetop = thread_class != nullptr ? jni->GetFieldID(thread_class, "eetop", "J") : nullptr;
+    if (eetop == nullptr || jvmti->GetCurrentThread(&self) != JVMTI_ERROR_NONE) {
+        jni->ExceptionClear();
+        return std::nullopt;
+    }
+    const auto own = reinterpret_cast<const void*>(static_cast<std::intptr_t>(jni->GetLongField(self, eetop)));
+    hotspot_threads found;
+    bool key_found = false;
+    for (pthread_key_t key = 0; key < PTHREAD_KEYS_MAX && !key_found && own != nullptr; ++key) {
+        if (pthread_getspecific(key) == own) {
+            found.key = key;
+            key_found = true;
+        }
+    }
+    // The env lies inside the JavaThread, a few KiB at most past its start.
+    found.env_offset = reinterpret_cast<const char*>(jni) - static_cast<const char*>(own);
+    if (!key_found || found.env_offset <= 0 || found.env_offset >= 65536) return std::nullopt;
+    jint count = 0;
+    jthread* threads = nullptr;
+    if (jvmti->GetAllThreads(&count, &threads) != JVMTI_ERROR_NONE) return std::nullopt;
+    for (jint i = 0; i < count; ++i) {
+        const jlong at = jni->GetLongField(threads[i], eetop); // 0: the thread has ended
+        if (at != 0) found.java_threads.push_back(reinterpret_cast<const void*>(static_cast<std::intptr_t>(at)));
+        jni->DeleteLocalRef(threads[i]);
+    }
+    jvmti->Deallocate(reinterpret_cast<unsigned char*>(threads));
+    std::sort(found.java_threads.begin(), found.java_threads.end());
+    return found;
 }
 
-void agent::attach_running_java_threads() {
+void agent::attach_running_java_threads(JNIEnv* jni) {
+    const std::optional<hotspot_threads> hotspot = find_hotspot_threads(jvmti_, jni);
     const std::optional<int> signal = choose_free_signal();
-    if (!signal) {
-        say_once(thread_error_said_, "no free signal to find the running Java threads; only new threads are profiled");
+    if (!hotspot || !signal) {
+        attach_this_thread(jni, "attach thread: ");
+        say_once(thread_error_said_, std::string(!hotspot ? "this JVM does not say which threads are Java threads"
+                                                          : "no free signal to find the running Java threads") +
+                                         "; only new threads are profiled");
         return;
     }
-    probe_vm = vm_;
+    hotspot_thread_key = hotspot->key;
     if (auto error = probe_handler.install(*signal, on_probe_signal)) {
+        attach_this_thread(jni, "attach thread: ");
         say_once(thread_error_said_, "cannot find the running Java threads (" + *error + "); only new threads are profiled");
         return;
     }
@@ -600,16 +661,24 @@ void agent::attach_running_java_threads() {
         if (tid != self && syscall(SYS_tgkill, getpid(), tid, *signal) == 0) ++asked;
     // Threads answer as soon as they are scheduled; one that exits meanwhile never does.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-    while (probe_answers.load(std::memory_order_acquire) < asked && std::chrono::steady_clock::now() < deadline)
+    while (probe_answers_written.load(std::memory_order_acquire) < asked && std::chrono::steady_clock::now() < deadline)
         usleep(1000);
-    const std::size_t found = std::min(java_thread_count.load(), max_probed_threads);
+    const std::size_t found = std::min(probe_answers_claimed.load(), max_probed_threads);
     std::size_t attached = 0;
     for (std::size_t i = 0; i < found; ++i) {
-        const pid_t tid = java_thread_ids[i].load(std::memory_order_relaxed);
-        if (tid == agent_tid_.load() || is_compiler_thread(tid)) continue;
-        if (!session_.attach_thread(tid)) ++attached;
+        const pid_t tid = probe_answers[i].tid.load(std::memory_order_relaxed);
+        const void* vm_thread = probe_answers[i].vm_thread.load(std::memory_order_relaxed);
+        if (tid == 0 || tid == agent_tid_.load() || vm_thread == nullptr ||
+            !std::binary_search(hotspot->java_threads.begin(), hotspot->java_threads.end(), vm_thread))
+            continue;
+        auto* env = reinterpret_cast<JNIEnv*>(const_cast<char*>(static_cast<const char*>(vm_thread)) + hotspot->env_offset);
+        if (!envs_.add(tid, env)) threads_without_env_.fetch_add(1, std::memory_order_relaxed);
+        if (session_.attach_thread(tid))
+            envs_.remove(tid); // ended meanwhile
+        else
+            ++attached;
     }
-    if (auto error = session_.attach_current_thread()) say_once(thread_error_said_, "attach thread: " + *error);
+    attach_this_thread(jni, "attach thread: ");
     if (!settings_.agent.quiet)
         std::fprintf(stderr, "ojx: attached to %zu running Java threads\n", attached);
 }
@@ -722,6 +791,8 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
                                  {"traps_dropped_during_gc", session_.traps_dropped_paused()},
                                  {"stack_walk_failures", stack_failures_.load()},
                                  {"stack_walks_from_caller", walks_from_caller_.load()},
+                                 {"stack_walks_without_env", walks_without_env_.load()},
+                                 {"threads_without_env", threads_without_env_.load()},
                                  {"collections_relocated", r.collections.load()},
                                  {"relocation_retries", r.retries.load()},
                                  {"objects_moved_by_gc", r.moved.load()},

@@ -51,7 +51,7 @@ enum walk_failure : std::int32_t {
     thread_exit = -8,
     deoptimization = -9,
     safepoint = -10,
-    not_a_java_thread = -98,    // the sampled thread has no JNIEnv (it never ran Java)
+    not_a_java_thread = -98,    // the agent holds no JNIEnv for the sampled thread
     walker_unavailable = -99,   // AsyncGetCallTrace is not exported by this JVM
     method_id_too_large = -100, // see the layout above
 };

@@ -16,6 +16,8 @@
 // that exits then still ends by the signal, see await_exit_signal).
 #include "exit_signals.hpp"
 
+#include "ojx/hardware/handler_scope.hpp"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -127,6 +129,7 @@ bool sent_by_this_process(int signal, const siginfo_t* info, pid_t pid) noexcept
 }
 
 void on_exit_signal(int signal, siginfo_t* info, void*) noexcept {
+    const hardware::handler_scope ours;
     const int saved_errno = errno;
     const pid_t pid = getpid();
     if (pid != served_pid || sent_by_this_process(signal, info, pid)) {

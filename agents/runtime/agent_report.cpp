@@ -23,6 +23,7 @@ void add_session_counters(const hardware::profiling_session& session, run_facts&
     const hardware::backend_counters& c = session.backend().counters();
     facts.agent_counters.insert(facts.agent_counters.end(),
                                 {{"samples_dropped_profiler_busy", session.samples_dropped_busy()},
+                                 {"samples_staged_profiler_busy", session.samples_staged()},
                                  {"traps_dropped_profiler_busy", session.traps_dropped_busy()},
                                  {"single_steps", c.steps.load()},
                                  {"single_steps_refused_at_system_calls", c.steps_refused.load()},

@@ -1,6 +1,6 @@
 // The profiling session's newer entry points, on this machine: attaching a thread that is already running from
 // another thread (hardware_backend::attach_thread, both decode triggers), pausing and resuming by generation,
-// an agent's own access-context walker, and the JVM-style object life cycle (on_allocation's record, then
+// an agent's own access-context walker, samples staged while the profiler's lock is held, and the JVM-style object life cycle (on_allocation's record, then
 // on_collection relocating the survivors, even when they swap places), and recording the events into a trace.
 //
 // One hardware backend per process: each scenario that starts one runs in a child process, which prints what it
@@ -380,15 +380,28 @@ struct walker_state {
     std::atomic<pid_t> expected_thread{0};
 };
 
-std::size_t fake_walk(void* state, const ucontext_t&, std::uint64_t* leaf_first, std::size_t max) noexcept {
+std::size_t fake_walk(void* state, const ucontext_t&, pid_t thread, std::uint64_t* leaf_first,
+                      std::size_t max) noexcept {
     auto& s = *static_cast<walker_state*>(state);
     s.calls.fetch_add(1, std::memory_order_relaxed);
-    if (current_tid() != s.expected_thread.load(std::memory_order_relaxed))
+    if (current_tid() != s.expected_thread.load(std::memory_order_relaxed) || thread != current_tid())
         s.wrong_thread.fetch_add(1, std::memory_order_relaxed);
     const frame path[] = {fake_leaf, fake_caller};
     const std::size_t n = std::min<std::size_t>(max, 2);
     std::copy(path, path + n, leaf_first);
     return n;
+}
+// Starts `session` sampling at 1000/s, without watchpoints, tracking objects of 64 bytes or more, its access
+// contexts from fake_walk; says why not and returns false when it cannot.
+bool start_walked(profiling_session& session, walker_state& walker) {
+    session_options options;
+    options.backend.samples_per_second = 1000;
+    options.backend.watchpoint_slots = 0;
+    options.profiler.min_object_size = 64;
+    options.access_walker = stack_walker{&walker, fake_walk};
+    const auto error = session.start(options);
+    if (error) std::printf("start failed: %s\n", error->c_str());
+    return !error;
 }
 } // namespace
 
@@ -398,15 +411,7 @@ TEST_CASE("access_walker: called for samples in tracked objects, and its frames 
         walker_state walker;
         walker.expected_thread.store(current_tid());
         profiling_session session;
-        session_options options;
-        options.backend.samples_per_second = 1000;
-        options.backend.watchpoint_slots = 0;
-        options.profiler.min_object_size = 64;
-        options.access_walker = stack_walker{&walker, fake_walk};
-        if (auto error = session.start(options)) {
-            std::printf("start failed: %s\n", error->c_str());
-            return 1;
-        }
+        if (!start_walked(session, walker)) return 1;
         const auto words = random_buffer(41);
         const std::uint64_t frames[] = {0xA110C011, 0xA110C010}; // leaf first
         const auto info = session.on_allocation(address_of(words), buffer_bytes, frames, 3);
@@ -464,6 +469,75 @@ TEST_CASE("access_walker: called for samples in tracked objects, and its frames 
 
 // ---------------------------------------------------------------------------------------------------------------
 // 4. on_allocation's record, and on_collection relocating the survivors.
+
+TEST_CASE("a sample that finds the profiler's lock held is staged, and the lock's next holder delivers it") {
+    in_child_process([] {
+        int failures = 0;
+        walker_state walker;
+        profiling_session session;
+        if (!start_walked(session, walker)) return 1;
+        const auto words = random_buffer(43);
+        const std::uint64_t frames[] = {0xA110C021, 0xA110C020};
+        EXPECT(session.on_allocation(address_of(words), buffer_bytes, frames, 5).has_value());
+        const auto profiled = [&] { return session.with_profiler([](auto& p) { return p.stats().samples; }); };
+        const auto caught = [&] { return session.samples_staged() + session.samples_dropped_busy(); };
+
+        // Held by another thread (an allocation hook of another thread, say) while the reader is sampled.
+        std::atomic<bool> attached{false};
+        std::atomic<bool> stop{false};
+        std::thread reader([&] {
+            walker.expected_thread.store(current_tid());
+            if (!session.attach_current_thread()) attached.store(true);
+            while (attached.load() && !stop.load()) read_loop(words.get(), buffer_words, 0.01);
+            session.detach_current_thread();
+        });
+        EXPECT(wait_until([&] { return attached.load() && profiled() >= 20; }));
+        const std::uint64_t staged_before = session.samples_staged();
+        const std::uint64_t caught_before = caught();
+        const std::uint64_t profiled_before = profiled();
+        session.with_profiler([&](auto&) { wait_until([&] { return caught() >= caught_before + 40; }, 5); });
+        const std::uint64_t staged_by_other = session.samples_staged() - staged_before;
+        const std::uint64_t walks_after_other = walker.calls.load();
+        EXPECT(staged_by_other > 0);
+        EXPECT(staged_by_other <= 32); // the pool; the rest were dropped
+        // Every one of them reached the profiler when the lock was let go.
+        EXPECT(profiled() >= profiled_before + staged_by_other);
+        stop.store(true);
+        reader.join();
+
+        // Held by the sampled thread itself (its own allocation hook, interrupted): delivered as it lets go.
+        walker.expected_thread.store(current_tid());
+        EXPECT(!session.attach_current_thread());
+        const std::uint64_t staged_mid = session.samples_staged();
+        const std::uint64_t profiled_mid = profiled();
+        session.with_profiler([&](auto&) { read_loop(words.get(), buffer_words, 0.3); });
+        const std::uint64_t staged_by_self = session.samples_staged() - staged_mid;
+        EXPECT(staged_by_self > 0);
+        EXPECT(profiled() >= profiled_mid + staged_by_self);
+        session.detach_current_thread();
+        session.stop();
+
+        const profiler_stats stats = session.with_profiler([](auto& p) { return p.stats(); });
+        const std::uint64_t delivered = session.backend().counters().samples.load();
+        std::printf("delivered %llu: profiled %llu, staged %llu (held by another thread %llu, by the sampled one "
+                    "%llu), dropped busy %llu, paused %llu; walks %llu (%llu on another thread)\n",
+                    ull(delivered), ull(stats.samples), ull(session.samples_staged()), ull(staged_by_other),
+                    ull(staged_by_self), ull(session.samples_dropped_busy()), ull(session.samples_dropped_paused()),
+                    ull(walker.calls.load()), ull(walker.wrong_thread.load()));
+        // Every delivered sample went exactly one way: staged ones to the profiler.
+        EXPECT(stats.samples + session.samples_dropped_paused() + session.samples_dropped_busy() == delivered);
+        // Staged samples were walked on the thread they interrupted, and their contexts are the walker's.
+        EXPECT(walker.wrong_thread.load() == 0);
+        EXPECT(walks_after_other >= staged_by_other);
+        session.with_profiler([&](auto& p) {
+            const frame root_first[] = {fake_caller, fake_leaf};
+            const std::optional<context_id> access = p.contexts().find_path(root_first);
+            EXPECT(access.has_value());
+            if (access) EXPECT(p.contexts().metrics(*access).samples >= staged_by_other + staged_by_self);
+        });
+        return failures;
+    });
+}
 
 TEST_CASE("on_collection: relocated objects are tracked where they now are, and their samples are theirs") {
     in_child_process([] {

@@ -5,6 +5,7 @@
 // SIGBUS our handler answers by moving the pc to a landing that returns false. `rep movsb` is restartable: a
 // fault leaves the pc on the instruction itself, whatever the byte it stopped at.
 #include "ojx/hardware/fault_safe_read.hpp"
+#include "ojx/hardware/handler_scope.hpp"
 
 #include "ojx/hardware/signals.hpp"
 
@@ -97,11 +98,14 @@ std::atomic<bool> guard_installed{false};
 
 // Signal-safe: a fault at the guarded copy lands on its failure return; any other is the program's.
 void on_fault(int signal, siginfo_t* info, void* raw_context) noexcept {
-    auto& context = *static_cast<ucontext_t*>(raw_context);
-    greg_t& pc = context.uc_mcontext.gregs[REG_RIP];
-    if (pc == reinterpret_cast<greg_t>(ojx_guarded_copy_load)) {
-        pc = reinterpret_cast<greg_t>(ojx_guarded_copy_fault);
-        return;
+    {
+        const handler_scope ours;
+        auto& context = *static_cast<ucontext_t*>(raw_context);
+        greg_t& pc = context.uc_mcontext.gregs[REG_RIP];
+        if (pc == reinterpret_cast<greg_t>(ojx_guarded_copy_load)) {
+            pc = reinterpret_cast<greg_t>(ojx_guarded_copy_fault);
+            return;
+        }
     }
     (signal == SIGSEGV ? segv_guard : bus_guard).chain(signal, info, raw_context);
 }

@@ -2,6 +2,7 @@
 
 #include "ojx/hardware/fault_safe_read.hpp"
 #include "ojx/hardware/access_lookahead.hpp"
+#include "ojx/hardware/handler_scope.hpp"
 #include "ojx/hardware/instruction_decoder.hpp"
 #include "ojx/hardware/signals.hpp"
 #include "ojx/hardware/thread_table.hpp"
@@ -523,6 +524,7 @@ struct hardware_backend::internals {
 
     // Our real-time signal: the thread's CPU-time timer, and perf events where SIGTRAP cannot carry them.
     static void on_sampling_signal(int signal, siginfo_t* info, void* raw_context) noexcept {
+        const handler_scope ours;
         const errno_guard keep_errno;
         hardware_backend* backend = active.load(std::memory_order_acquire);
         const pid_t tid = current_tid();
@@ -550,6 +552,7 @@ struct hardware_backend::internals {
     // SIGIO where the program left it at its default action (see `start`): a signal of ours that found the
     // user's queue full, counted; after the program installs its own handler, SIGIO is its.
     static void on_overflow_signal(int signal, siginfo_t* info, void* raw_context) noexcept {
+        const handler_scope ours;
         if (hardware_backend* backend = active.load(std::memory_order_acquire))
             backend->counters_.queue_overflows.fetch_add(1, std::memory_order_relaxed);
         (void)signal;
@@ -564,42 +567,48 @@ struct hardware_backend::internals {
     }
 
     // SIGTRAP: our perf events' synchronous traps (TRAP_PERF with our tag), single steps of a thread that is
-    // stepping; anything else is the program's (or a debugger's).
+    // stepping; anything else is the program's (or a debugger's), passed on outside our handler's scope.
     static void on_step_signal(int signal, siginfo_t* info, void* raw_context) noexcept {
+        if (!handle_step_signal(*info, *static_cast<ucontext_t*>(raw_context)))
+            step_signal.chain(signal, info, raw_context);
+    }
+
+    // Signal-safe: the part of on_step_signal that is ours; false for a SIGTRAP that is the program's.
+    static bool handle_step_signal(const siginfo_t& info, ucontext_t& context) noexcept {
+        const handler_scope ours;
         const errno_guard keep_errno;
-        auto& context = *static_cast<ucontext_t*>(raw_context);
-        if (info->si_code == TRAP_PERF) {
-            const std::uint64_t tag = perf_tag_of(*info);
+        if (info.si_code == TRAP_PERF) {
+            const std::uint64_t tag = perf_tag_of(info);
             if ((tag & ~std::uint64_t{0xffff}) == tag_marker) {
                 // Ours, possibly pending from before a stop: handled only while running.
                 hardware_backend* backend = active.load(std::memory_order_acquire);
                 const pid_t tid = backend ? current_tid() : 0;
                 thread_state* state = backend ? threads.find(tid) : nullptr;
-                if (state == nullptr) return;
+                if (state == nullptr) return true;
                 if (tag == trigger_tag) {
                     on_event(*backend, *state, tid, context, -1, state->trigger_fd);
                 } else if ((tag & ~std::uint64_t{0xff}) == breakpoint_tag && (tag & 0xff) < backend->slots_) {
                     on_event(*backend, *state, tid, context, static_cast<int>(tag & 0xff), -1);
                 }
-                return;
+                return true;
             }
         }
         hardware_backend* backend = active.load(std::memory_order_acquire);
         const pid_t tid = backend ? current_tid() : 0;
         thread_state* state = backend ? threads.find(tid) : nullptr;
-        if (state != nullptr && state->stepping && is_step(*info)) {
+        if (state != nullptr && state->stepping && is_step(info)) {
             const std::uint64_t began = cycles_now();
             step(*backend, *state, tid, context);
             watchdog(*backend, *state, began);
-            return;
+            return true;
         }
         // A step trap nobody else handles: a thread we stopped stepping mid-way (it detached or we stopped).
         // By default it would kill the program; clear the flag instead.
-        if (is_step(*info) && (flags_of(context) & trap_flag) != 0 && step_signal.displaced_default()) {
+        if (is_step(info) && (flags_of(context) & trap_flag) != 0 && step_signal.displaced_default()) {
             flags_of(context) &= ~trap_flag;
-            return;
+            return true;
         }
-        step_signal.chain(signal, info, raw_context);
+        return false;
     }
 
     // Signal-safe: the one-shot CPU-time timer, set for a random interval after its previous expiry. The kernel

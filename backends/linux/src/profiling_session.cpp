@@ -79,7 +79,7 @@ run_facts profiling_session::facts() const {
 
 void profiling_session::flush_recording() noexcept {
     if (!recording_) return;
-    const guard locked(lock_);
+    const guard locked(*this);
     if (recording_->open) recording_->writer->flush();
 }
 
@@ -88,7 +88,7 @@ std::optional<recording_summary> profiling_session::finish_recording(
     if (!recording_) return std::nullopt;
     std::vector<trace_frame_id> frames;
     {
-        const guard locked(lock_);
+        const guard locked(*this);
         recording_->open = false;
         recorded_watchpoints_.record_into(nullptr);
         recorded_memory_.record_into(nullptr);
@@ -121,17 +121,17 @@ std::optional<recording_summary> profiling_session::finish_recording(
 
 void profiling_session::stop() noexcept {
     if (!backend_.running()) return;
-    const guard locked(lock_);
+    const guard locked(*this);
     backend_.stop();
 }
 
 std::optional<std::string> profiling_session::attach_current_thread() {
-    const guard locked(lock_);
+    const guard locked(*this);
     return note_unprofiled(backend_.attach_current_thread());
 }
 
 std::optional<std::string> profiling_session::attach_thread(pid_t tid) {
-    const guard locked(lock_);
+    const guard locked(*this);
     return note_unprofiled(backend_.attach_thread(tid));
 }
 
@@ -185,7 +185,7 @@ std::vector<std::string> profiling_session::health_lines() const {
 }
 
 void profiling_session::detach_current_thread() noexcept {
-    const guard locked(lock_);
+    const guard locked(*this);
     backend_.detach_current_thread();
 }
 
@@ -193,7 +193,7 @@ std::optional<object_info> profiling_session::on_allocation(address begin, std::
                                                            std::span<const std::uint64_t> frames, type_id type,
                                                            const allocation_shape& shape) {
     allocation_event allocation{recording_thread(), begin, size, no_context, type, shape};
-    const guard locked(lock_);
+    const guard locked(*this);
     allocation.context = insert_allocation_context(frames);
     return handle_allocation(allocation);
 }
@@ -201,12 +201,12 @@ std::optional<object_info> profiling_session::on_allocation(address begin, std::
 std::optional<object_info> profiling_session::on_allocation(address begin, std::uint64_t size, context_id context,
                                                            type_id type, const allocation_shape& shape) {
     const allocation_event allocation{recording_thread(), begin, size, context, type, shape};
-    const guard locked(lock_);
+    const guard locked(*this);
     return handle_allocation(allocation);
 }
 
 context_id profiling_session::allocation_context(std::span<const std::uint64_t> frames) {
-    const guard locked(lock_);
+    const guard locked(*this);
     return insert_allocation_context(frames);
 }
 
@@ -231,7 +231,7 @@ std::optional<object_info> profiling_session::handle_allocation(const allocation
 }
 
 void profiling_session::on_free(address begin) {
-    const guard locked(lock_);
+    const guard locked(*this);
     handle([&] { profiler_->on_free(begin); }, free_event{begin});
 }
 
@@ -254,27 +254,27 @@ profiling_session::profiler_type::digest_outcome profiling_session::digest_at_de
     timespec now{};
     ::clock_gettime(CLOCK_MONOTONIC, &now);
     const auto now_ns = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(now.tv_nsec);
-    const guard locked(lock_);
+    const guard locked(*this);
     return digest_whole([&](const auto& note) { return profiler_->digest_at_death(begin, now_ns, note); });
 }
 
 profiling_session::profiler_type::sweep_result profiling_session::digest_tracked_objects(std::uint64_t byte_budget) {
-    const guard locked(lock_);
+    const guard locked(*this);
     return digest_whole([&](const auto& note) { return profiler_->digest_tracked_objects(byte_budget, note); });
 }
 
 void profiling_session::on_move(address from, address to) {
-    const guard locked(lock_);
+    const guard locked(*this);
     handle([&] { profiler_->on_move(from, to); }, move_event{from, to});
 }
 
 void profiling_session::on_gc_start() {
-    const guard locked(lock_);
+    const guard locked(*this);
     handle([&] { profiler_->on_gc_start(); }, gc_start_event{++gc_starts_});
 }
 
 void profiling_session::on_collection(std::span<const profiler_type::relocated_object> survivors) {
-    const guard locked(lock_);
+    const guard locked(*this);
     const auto deliver = [&] { profiler_->on_collection(survivors); };
     if (!recording_ || !recording_->open) {
         deliver();
@@ -284,7 +284,7 @@ void profiling_session::on_collection(std::span<const profiler_type::relocated_o
 }
 
 void profiling_session::record_census(const heap_census_event& census) {
-    const guard locked(lock_);
+    const guard locked(*this);
     if (recording_ && recording_->open) recording_->writer->append(census);
 }
 
@@ -302,12 +302,68 @@ bool profiling_session::resume(std::uint64_t generation) noexcept {
     return pause_state_.compare_exchange_strong(expected, generation << 1, std::memory_order_acq_rel);
 }
 
+std::size_t profiling_session::walk_stack(const ucontext_t& context, pid_t tid, std::uint64_t* leaf_first) noexcept {
+    return std::min(max_frames, walker_.walk ? walker_.walk(walker_.state, context, tid, leaf_first, max_frames)
+                                             : hardware_backend::capture_stack(context, tid, leaf_first, max_frames));
+}
+
 context_id profiling_session::access_context(const ucontext_t& context, pid_t tid) noexcept {
     std::uint64_t leaf_first[max_frames];
-    const std::size_t depth = std::min(max_frames, walker_.walk ? walker_.walk(walker_.state, context, leaf_first, max_frames)
-                                                                : hardware_backend::capture_stack(context, tid, leaf_first, max_frames));
+    return context_of(leaf_first, walk_stack(context, tid, leaf_first));
+}
+
+context_id profiling_session::context_of(std::uint64_t* leaf_first, std::size_t depth) noexcept {
     std::reverse(leaf_first, leaf_first + depth);
     return profiler_->contexts().insert_path(std::span<const std::uint64_t>(leaf_first, depth));
+}
+
+bool profiling_session::stage(const access_sample& sample, const ucontext_t& context) noexcept {
+    for (staged_sample& slot : staged_) {
+        std::uint32_t expected = staged_free;
+        if (!slot.state.compare_exchange_strong(expected, staged_filling, std::memory_order_acquire,
+                                                std::memory_order_relaxed))
+            continue;
+        slot.sample = sample;
+        // As deliver: only a sample in a tracked object gets an access context (the object map's lookup needs no
+        // lock). An object freed before the drain makes the sample untracked there, and the path unused.
+        slot.depth = profiler_->tracks(sample.effective_address)
+                         ? static_cast<std::uint32_t>(walk_stack(context, static_cast<pid_t>(sample.thread), slot.frames))
+                         : 0;
+        slot.state.store(staged_ready, std::memory_order_release);
+        staged_ready_.fetch_add(1, std::memory_order_release);
+        samples_staged_.fetch_add(1, std::memory_order_relaxed);
+        return true;
+    }
+    return false;
+}
+
+void profiling_session::drain_staged(const handler_reads& reads) noexcept {
+    for (staged_sample& slot : staged_) {
+        if (slot.state.load(std::memory_order_acquire) != staged_ready) continue;
+        access_sample sample = slot.sample;
+        if (slot.depth > 0 && profiler_->tracks(sample.effective_address))
+            sample.access_context = context_of(slot.frames, slot.depth);
+        slot.state.store(staged_free, std::memory_order_release);
+        staged_ready_.fetch_sub(1, std::memory_order_relaxed);
+        // A collection that started since it was staged: the object map may be stale.
+        if (paused()) {
+            samples_paused_.fetch_add(1, std::memory_order_relaxed);
+            continue;
+        }
+        memory_.reads = reads;
+        handle([&]() noexcept { profiler_->on_sample(sample); }, sample);
+        compare_at_sample(sample);
+        memory_.reads = {};
+    }
+}
+
+void profiling_session::release(const handler_reads* reads) noexcept {
+    for (;;) {
+        if (staged_ready_.load(std::memory_order_acquire) != 0 && profiler_)
+            drain_staged(reads != nullptr ? *reads : backend_.reads_here());
+        lock_.unlock();
+        if (staged_ready_.load(std::memory_order_acquire) == 0 || !lock_.try_lock()) return;
+    }
 }
 
 } // namespace ojx::hardware

@@ -3,8 +3,10 @@
 //
 // The core profiler wants its events serialized. Allocation hooks run on any thread and may wait; signal
 // handlers must not. So one spin lock guards the profiler: hooks take it (spinning, then yielding), handlers only
-// try it and drop the sample or trap when it is held — by another thread for a moment, or by the very code they
-// interrupted. Dropped events are counted.
+// try it. A sample that finds it held — by another thread for a moment, or by the very code it interrupted — is
+// staged (what the handler learned, its access context included, in a fixed pool) and handed to the profiler by
+// whoever holds the lock before letting it go; with the pool full it is dropped. A trap that finds the lock held
+// is dropped (its slot may be re-armed before a later holder could compare it). Dropped events are counted.
 //
 // Recording (session_options::record_file): every event the profiler handles is also appended to a trace, with
 // the memory the profiler read for it and the watchpoints it armed (ojx/trace_recording.hpp), by the one
@@ -23,6 +25,7 @@
 #include "ojx/trace_writer.hpp"
 #include "ojx/watchpoint_pool.hpp"
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -44,11 +47,12 @@ struct hardware_policies {
 };
 
 // How an access context is captured from a signal handler: the interrupted code's frames, leaf first, as the
-// agent encodes them (native return addresses; a JVM agent's method and bytecode index). Must be signal-safe.
-// Unset: hardware_backend::capture_stack (frame pointers).
+// agent encodes them (native return addresses; a JVM agent's method and bytecode index). `thread` is the kernel id
+// of the interrupted thread, which is the calling one, so that per-thread state is found without a system call.
+// Must be signal-safe. Unset: hardware_backend::capture_stack (frame pointers).
 struct stack_walker {
     void* state = nullptr;
-    std::size_t (*walk)(void* state, const ucontext_t& context, std::uint64_t* leaf_first,
+    std::size_t (*walk)(void* state, const ucontext_t& context, pid_t thread, std::uint64_t* leaf_first,
                         std::size_t max) noexcept = nullptr;
 };
 
@@ -110,7 +114,7 @@ public:
     // the profile `use` takes has seen. Events after it are profiled, not recorded.
     template <class F>
     decltype(auto) with_final_profiler(F&& use) {
-        const guard locked(lock_);
+        const guard locked(*this);
         if (recording_) recording_->open = false;
         return use(*profiler_);
     }
@@ -165,21 +169,24 @@ public:
     // Runs `use` with the profiler locked (for reports and tests).
     template <class F>
     decltype(auto) with_profiler(F&& use) {
-        const guard locked(lock_);
+        const guard locked(*this);
         return use(*profiler_);
     }
 
     const hardware_backend& backend() const noexcept { return backend_; }
     std::uint64_t samples_dropped_busy() const noexcept { return samples_busy_.load(std::memory_order_relaxed); }
+    // Samples that found the lock held and were staged for its next holder (samples_dropped_busy: the pool was full).
+    std::uint64_t samples_staged() const noexcept { return samples_staged_.load(std::memory_order_relaxed); }
     std::uint64_t traps_dropped_busy() const noexcept { return traps_busy_.load(std::memory_order_relaxed); }
     std::uint64_t samples_dropped_paused() const noexcept { return samples_paused_.load(std::memory_order_relaxed); }
     std::uint64_t traps_dropped_paused() const noexcept { return traps_paused_.load(std::memory_order_relaxed); }
 
 private:
+    // Holds the lock; hands the staged samples to the profiler before letting it go.
     struct guard {
-        explicit guard(profiler_lock& lock) : lock_(lock) { lock_.lock(); }
-        ~guard() { lock_.unlock(); }
-        profiler_lock& lock_;
+        explicit guard(profiling_session& session) : session_(session) { session_.lock_.lock(); }
+        ~guard() { session_.release(nullptr); }
+        profiling_session& session_;
     };
     // Signal-safe: the backend's delivery callbacks (for samples and for traps). Only tries the lock.
     template <class Event, void (profiler_type::*handle)(const Event&) noexcept>
@@ -192,6 +199,9 @@ private:
             return;
         }
         if (!session.lock_.try_lock()) {
+            if constexpr (is_sample) {
+                if (session.stage(event, context)) return;
+            }
             (is_sample ? session.samples_busy_ : session.traps_busy_).fetch_add(1, std::memory_order_relaxed);
             return;
         }
@@ -214,8 +224,31 @@ private:
         session.handle([&]() noexcept { (*session.profiler_.*handle)(with_context); }, with_context);
         if constexpr (is_sample) session.compare_at_sample(with_context);
         session.memory_.reads = {};
-        session.lock_.unlock();
+        session.release(&reads);
     }
+
+    // A sample a handler could not deliver because the lock was held (stage), kept until a holder of the lock
+    // hands it to the profiler (drain_staged). `state` goes free → filling (the handler that claimed it) → ready
+    // → free (the lock's holder), so each slot has one writer at a time.
+    enum staged_state : std::uint32_t { staged_free, staged_filling, staged_ready };
+    struct staged_sample {
+        std::atomic<std::uint32_t> state{staged_free};
+        access_sample sample{};
+        std::uint32_t depth = 0; // its access context's frames, leaf first; 0: not in a tracked object when staged
+        std::uint64_t frames[max_frames];
+    };
+    // How many samples wait in the pool: with one per sampled thread caught at once by a lock held for a moment,
+    // a few dozen cover a busy process; a full pool drops (samples_dropped_busy).
+    static constexpr std::size_t staged_capacity = 32;
+    // Signal-safe, without the lock: keeps `sample` for the lock's next holder, with the access context walked
+    // now (on the interrupted thread, as only here it can be). False when the pool is full.
+    bool stage(const access_sample& sample, const ucontext_t& context) noexcept;
+    // Signal-safe, with the lock held: hands every staged sample to the profiler, reading memory as `reads` allow
+    // (the holder's: a handler's own, or reads_here).
+    void drain_staged(const handler_reads& reads) noexcept;
+    // Signal-safe: drains and lets the lock go; `reads` is the calling handler's, or nullptr outside handlers. A
+    // sample staged just before the unlock is drained here too, by taking the lock again if it is free.
+    void release(const handler_reads* reads) noexcept;
     // Signal-safe, with the lock held: where pairs are compared at the sample, the watches `sample` armed are
     // compared now, each as a trap with the word read at once.
     void compare_at_sample(const access_sample& sample) noexcept {
@@ -241,6 +274,10 @@ private:
     auto digest_whole(Digest&& digest);
     // Signal-safe, with the lock held: the access context of the interrupted code, on thread `tid`.
     context_id access_context(const ucontext_t& context, pid_t tid) noexcept;
+    // Signal-safe, on the interrupted thread `tid`, no lock needed: its frames, leaf first (at most max_frames).
+    std::size_t walk_stack(const ucontext_t& context, pid_t tid, std::uint64_t* leaf_first) noexcept;
+    // Signal-safe, with the lock held: the tree node of `depth` frames, leaf first (reordered in place).
+    context_id context_of(std::uint64_t* leaf_first, std::size_t depth) noexcept;
 
     // With the lock held: hands `event` to the profiler (`deliver`) and, while recording, appends it to the trace
     // with the tree nodes inserted before it and the profiler's reads and arms. Signal-safe if `deliver` is.
@@ -275,6 +312,9 @@ private:
     std::unique_ptr<profiler_type> profiler_;
     std::atomic<std::uint64_t> samples_busy_{0};
     std::atomic<std::uint64_t> traps_busy_{0};
+    std::array<staged_sample, staged_capacity> staged_{};
+    std::atomic<std::uint32_t> staged_ready_{0}; // samples in the pool that are ready
+    std::atomic<std::uint64_t> samples_staged_{0};
     std::optional<std::string> note_unprofiled(std::optional<std::string> error);
     struct health_fact {
         std::string counter;
