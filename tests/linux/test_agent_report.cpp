@@ -123,7 +123,7 @@ TEST_CASE("agent report: every session's counters follow the health counters in 
     std::vector<std::string> names;
     for (const auto& [name, value] : facts.agent_counters) names.push_back(name);
     CHECK(names == std::vector<std::string>{"threads_unprofiled", "samples_dropped_profiler_busy",
-                                            "traps_dropped_profiler_busy", "single_steps",
+                                            "samples_staged_profiler_busy", "traps_dropped_profiler_busy", "single_steps",
                                             "single_steps_refused_at_system_calls", "sampling_interrupts"});
     CHECK(facts.agent_counters[0].second == 2);
 }
