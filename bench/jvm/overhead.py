@@ -4,7 +4,7 @@
 Runs each workload without and with -agentpath:LIB=start,file=OUT/<workload>-<i>.json[,OPTIONS], alternating
 (without, with, without, with, ...) after an unmeasured warm-up run, and reports the medians of wall time and
 peak RSS (ru_maxrss of the JVM process, from wait4) and their ratios, the geometric means of the ratios over the
-workloads against the targets (<= 5 % runtime, <= 5 % memory), and the top contexts of each workload's last
+workloads against the targets (<= 3 % runtime, <= 3 % memory), and the top contexts of each workload's last
 profile. Every run's output checksum must be identical: a workload whose result changes under the agent (or
 between plain runs) is an error.
 
@@ -45,7 +45,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 WORKLOAD_SOURCES = HERE / "workloads"
 ALL_WORKLOADS = ("javac", "h2", "lucene", "xalan")
-TARGET_PERCENT = 5.0
+TARGET_PERCENT = 3.0
 
 
 class SetupError(Exception):
@@ -398,21 +398,29 @@ def describe_profile(path, top=3):
     if run.get("sampler") or counters:
         lines.append(f"run: {run.get('sampler', '?')}; {', '.join(counters) or 'no counters'}")
     contexts = profile.get("contexts") if isinstance(profile.get("contexts"), list) else []
-    reported = sum(1 for context in contexts if isinstance(context, dict) and context.get("reported"))
-    replicated = sum(1 for context in contexts if isinstance(context, dict) and context.get("reported")
-                     and isinstance(context.get("omega"), (int, float)) and context["omega"] >= 0.1)
-    lines.append(f"{len(contexts)} contexts, {reported} reported, {replicated} replicated (omega >= 0.1)")
+    def estimate(context):
+        value = context.get("estimate")
+        return value if isinstance(value, dict) else {}
+
+    def share_interval(context):
+        interval = estimate(context).get("largest_share_ci")
+        return interval if isinstance(interval, list) and len(interval) == 2 else None
+
+    estimated = [c for c in contexts if isinstance(c, dict) and estimate(c).get("evidence", "none") != "none"]
+    replicated = sum(1 for c in estimated if isinstance((share_interval(c) or [0])[0], (int, float))
+                     and share_interval(c)[0] >= 0.1)
+    lines.append(f"{len(contexts)} contexts, {len(estimated)} with an estimate, {replicated} replicated "
+                 f"(largest identical group >= 10 % at the interval's low end)")
     for rank, context in enumerate(contexts[:top], 1):
         if not isinstance(context, dict):
             continue
         allocation = context.get("allocation") if isinstance(context.get("allocation"), dict) else {}
-        comparisons = context.get("comparisons") if isinstance(context.get("comparisons"), dict) else {}
-        lines.append(
-            f"{rank}. {allocation.get('type', '?')} at {frame_text(allocation.get('frames') or [])}: "
-            f"theta {number(context.get('theta'))}, omega {number(context.get('omega'))}, "
-            f"gamma {number(context.get('gamma'))}, {comparisons.get('equal', '?')} equal / "
-            f"{comparisons.get('different', '?')} different comparisons, "
-            f"{'reported' if context.get('reported') else 'not reported'}")
+        evidence = estimate(context).get("evidence", "none")
+        interval = share_interval(context)
+        share = (f"largest identical group {number(interval[0])}..{number(interval[1])}"
+                 if interval else "no estimate")
+        lines.append(f"{rank}. {allocation.get('type', '?')} at {frame_text(allocation.get('frames') or [])}: "
+                     f"{share} (evidence: {evidence})")
     return lines
 
 
