@@ -2,7 +2,9 @@
 // programs whose every edge is written out, exact merging, and generated programs with planted copy structure
 // (chains through temporaries, clones, carrier sites, controls that compute instead of copy) over many seeds,
 // with frees and moving collections: the builder recovers exactly the planted graph, and the client analyses on
-// it find exactly the planted chains, clone pairs and carrier sites, and nothing from the controls.
+// it find exactly the planted chains, clone pairs and carrier sites, and nothing from the controls. A program on
+// registers is recorded access by access and replays to its live profile, as any other.
+#include "ojx/emulation/access_recorder.hpp"
 #include "ojx/emulation/copy_programs.hpp"
 #include "ojx/emulation/emulated_machine.hpp"
 #include "ojx/emulation/register_machine.hpp"
@@ -14,12 +16,16 @@
 #include "ojx/copy_graph.hpp"
 #include "ojx/exact_copy_graph_builder.hpp"
 #include "ojx/hot_copy_chains.hpp"
+#include "ojx/replay/replay_profile.hpp"
+#include "ojx/report.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <set>
+#include <sstream>
+#include <string>
 #include <vector>
 
 using namespace ojx;
@@ -233,17 +239,29 @@ TEST_CASE("generated programs: the exact builder recovers the planted copy struc
     CHECK(edges > 60 * 8);
 }
 
-TEST_CASE("a generated program runs under the profiler as any other, and its graph is the same") {
+TEST_CASE("a generated program runs under the profiler as any other, and its accesses record and replay") {
     session_config config;
     config.profiler.seed = 5;
     config.sampler = {.period = 31, .randomized = true, .seed = 5};
     config.heap_bytes = std::size_t{4} << 20;
-    session<> s(config);
+    const report_naming naming{[](std::uint64_t frame) { return "frame " + std::to_string(frame); },
+                               [](type_id type) { return "type " + std::to_string(type); }};
+    access_recording_session<> recording(config, naming);
     exact_copy_graph_builder builder;
-    register_machine machine(s.machine, builder);
+    register_machine machine(recording.machine, builder);
     const copy_program_truth truth =
-        run_copy_program(machine, s.prof.contexts(), {.seed = 5, .collect_every = 50, .static_area = 0});
+        run_copy_program(machine, recording.prof.contexts(), {.seed = 5, .collect_every = 50});
     REQUIRE(builder.graph() == truth.graph);
-    REQUIRE(s.machine.accesses() > 1000);
-    REQUIRE(s.prof.stats().samples > s.machine.accesses() / 31 / 2);
+    REQUIRE(recording.machine.accesses() > 1000);
+    REQUIRE(recording.prof.stats().samples > recording.machine.accesses() / 31 / 2);
+
+    std::ostringstream live;
+    write_json(live, recording.prof.report(), recording.prof.contexts(), naming, recording.facts());
+    const auto bytes = recording.trace.finish();
+    REQUIRE(recording.trace.writer().events_dropped() == 0);
+    const auto replayed = replay::replay_profile(bytes, "copies.ojxt");
+    INFO(replayed.error);
+    REQUIRE(replayed.error.empty());
+    REQUIRE(replayed.accesses == recording.machine.accesses());
+    REQUIRE(replayed.json == live.str());
 }
