@@ -22,12 +22,15 @@ public:
         address to = 0;
     };
 
-    // `base` is where the heap pretends to live; `capacity` bytes of real memory back it.
-    explicit synthetic_heap(std::size_t capacity, address base = 0x7f0000000000ULL)
-        : base_(base), bytes_(capacity, std::byte{0}) {}
+    // `base` is where the heap pretends to live; `capacity` bytes of real memory back it. The last
+    // `static_bytes` of them are the program's static data: read and written as the rest, never allocated.
+    explicit synthetic_heap(std::size_t capacity, address base = 0x7f0000000000ULL, std::size_t static_bytes = 0)
+        : base_(base), bytes_(capacity, std::byte{0}), allocatable_(capacity - std::min(static_bytes, capacity)) {}
 
     address base() const noexcept { return base_; }
     std::size_t capacity() const noexcept { return bytes_.size(); }
+    // Where the static data starts: past every object.
+    address statics() const noexcept { return base_ + allocatable_; }
     std::size_t used() const noexcept { return top_; }
     std::size_t live_objects() const noexcept { return live_.size(); }
     // The live objects, begin → size: the ground truth a heap rebuilt from a trace is checked against.
@@ -36,7 +39,7 @@ public:
     // Bump allocation, zero-filled, 16-byte aligned. None when the heap is full (collect, then retry).
     std::optional<address> allocate(std::uint64_t size) {
         const std::uint64_t aligned = (size + 15) / 16 * 16;
-        if (size == 0 || aligned > bytes_.size() - top_) return std::nullopt;
+        if (size == 0 || aligned > allocatable_ - top_) return std::nullopt;
         const address where = base_ + top_;
         std::memset(&bytes_[top_], 0, aligned);
         top_ += aligned;
@@ -97,6 +100,7 @@ public:
 private:
     address base_;
     std::vector<std::byte> bytes_;
+    std::size_t allocatable_;
     std::size_t top_ = 0;
     std::map<address, std::uint64_t> live_; // begin → size
 };
