@@ -5,6 +5,8 @@
 // SIGBUS our handler answers by moving the pc to a landing that returns false. `rep movsb` is restartable: a
 // fault leaves the pc on the instruction itself, whatever the byte it stopped at.
 #include "ojx/hardware/fault_safe_read.hpp"
+
+#include "ojx/hardware/arch_x86_64.hpp"
 #include "ojx/hardware/handler_scope.hpp"
 
 #include "ojx/hardware/signals.hpp"
@@ -101,7 +103,7 @@ void on_fault(int signal, siginfo_t* info, void* raw_context) noexcept {
     {
         const handler_scope ours;
         auto& context = *static_cast<ucontext_t*>(raw_context);
-        greg_t& pc = context.uc_mcontext.gregs[REG_RIP];
+        greg_t& pc = arch::pc_register(context);
         if (pc == reinterpret_cast<greg_t>(ojx_guarded_copy_load)) {
             pc = reinterpret_cast<greg_t>(ojx_guarded_copy_fault);
             return;

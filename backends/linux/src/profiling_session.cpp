@@ -1,5 +1,7 @@
 #include "ojx/hardware/profiling_session.hpp"
 
+#include "ojx/hardware/arch_x86_64.hpp"
+
 #include <sched.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -26,7 +28,7 @@ void profiler_lock::lock() noexcept {
         // from the holder. The holder may be a descheduled thread (or vCPU), so after a while give way to it.
         while (held_.load(std::memory_order_relaxed)) {
             if (++spins < 64)
-                __builtin_ia32_pause();
+                arch::spin_pause();
             else
                 sched_yield();
         }

@@ -35,7 +35,6 @@
 #include <sys/types.h>
 #include <ucontext.h>
 
-#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +43,9 @@
 #include <string_view>
 
 namespace ojx::hardware {
+
+class sample_source; // src/sample_source.hpp
+class watch_source;  // src/watch_source.hpp
 
 enum class sampler_kind : std::uint8_t {
     automatic,     // the best available, in the order below
@@ -174,7 +176,7 @@ public:
     // call per thread per arm). `disarm` frees the slot at once and turns the debug registers off lazily. A
     // thread may trap once more on a slot's old address; that trap is counted in `traps_unknown` and not
     // delivered.
-    std::size_t slot_count() const noexcept { return compares_at_sample_ ? sample_slots_ : slots_; }
+    std::size_t slot_count() const noexcept;
     bool arm(std::size_t slot, address where, std::uint8_t width) noexcept;
     void disarm(std::size_t slot) noexcept;
 
@@ -193,7 +195,7 @@ public:
     // debug registers watch (the trap would be taken inside our read). Signal-safe.
     handler_reads reads_here() const noexcept;
 
-    // Implementation detail shared with the signal handlers (src/backend_signals.cpp).
+    // The backend's private face for its parts (src/backend_internals.hpp).
     struct internals;
 
 private:
@@ -209,17 +211,9 @@ private:
     std::string signal_description_;
     std::atomic<bool> handlers_displaced_{false};
     std::atomic<bool> quieted_{false}; // every thread was switched off from outside after handlers_displaced_
-    std::size_t slots_ = 0; // debug registers in use
     bool compares_at_sample_ = false;
-    std::size_t sample_slots_ = 0;
-    struct sample_watch {
-        address where = 0;
-        std::uint8_t width = 0;
-        bool armed = false;
-        bool pending = false; // armed, not yet handed out
-    };
-    std::array<sample_watch, 8> sample_watches_{};
-    perf_event_attr trigger_attr_{};   // decode or precise trigger, as opened per thread
+    const sample_source* source_ = nullptr; // none with sampler_kind::none
+    watch_source* watches_ = nullptr;       // set by start
     std::atomic<std::size_t> attached_{0};
     backend_counters counters_{};
     friend struct internals;
