@@ -12,13 +12,13 @@
 
 #include "ojx/allocation_metrics.hpp"
 #include "ojx/copy_graph.hpp"
+#include "ojx/copy_locations.hpp"
 #include "ojx/types.hpp"
 #include "ojx/value_flow.hpp"
 
 #include <array>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <optional>
 #include <span>
 
@@ -38,16 +38,10 @@ struct exact_copy_stats {
 class exact_copy_graph_builder {
 public:
     void on_allocation(address where, std::uint64_t size, context_id context, const allocation_shape& shape) {
-        objects_[where] = {size, context, shape.array_length.has_value()};
+        locations_.on_allocation(where, size, context, shape);
     }
-    void on_free(address where) { objects_.erase(where); }
-    void on_move(address from, address to) {
-        const auto it = objects_.find(from);
-        if (it == objects_.end()) return;
-        const object moved = it->second;
-        objects_.erase(it);
-        objects_[to] = moved;
-    }
+    void on_free(address where) { locations_.on_free(where); }
+    void on_move(address from, address to) { locations_.on_move(from, to); }
 
     void on_new_reference(value_register r, context_id context) {
         registers_[r] = {copy_node::allocation(context), sizeof(address)};
@@ -97,25 +91,14 @@ public:
 private:
     static constexpr std::size_t register_count = std::size_t{std::numeric_limits<value_register>::max()} + 1;
 
-    struct object {
-        std::uint64_t size = 0;
-        context_id context = no_context;
-        bool array = false;
-    };
     struct origin {
         std::optional<copy_node> node; // none: a value no load or allocation produced
         std::uint8_t width = 0;
     };
 
-    copy_node location(address where) const {
-        auto it = objects_.upper_bound(where);
-        if (it == objects_.begin()) return copy_node::static_location(where);
-        --it;
-        if (where - it->first >= it->second.size) return copy_node::static_location(where);
-        return copy_node::field(it->second.context, it->second.array ? copy_node::elements : where - it->first);
-    }
+    copy_node location(address where) const { return locations_.at(where); }
 
-    std::map<address, object> objects_; // live objects by start
+    copy_locations locations_;
     std::array<origin, register_count> registers_{};
     copy_graph graph_;
     exact_copy_stats stats_;
