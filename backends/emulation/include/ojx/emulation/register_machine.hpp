@@ -1,5 +1,5 @@
 // The emulated machine with registers: a synthetic program keeps values in registers, loads them from memory,
-// moves them between registers, stores them, computes on them and moves memory to memory with string moves
+// moves them between registers (and spills them to stack slots and reloads them), stores them, computes on them and moves memory to memory with string moves
 // (`rep movs`, memcpy). It stands where a workload expects a machine and passes every allocation, free,
 // collection, load and store on to the machine it wraps (an emulated machine, or an access recorder), so the
 // profiler sees the same accesses, samples and traps as for a program without registers; and it reports each
@@ -23,6 +23,10 @@ template <class Machine, value_flow_sink Flow>
 class register_machine {
 public:
     static constexpr std::size_t register_count = 16;
+    // Stack slots a compiler spills registers to. A spill or reload is a register move (value_flow.hpp: a slot is
+    // a register), reported as register `register_count + slot`; to the wrapped machine it is no access, as the
+    // profiler tracks no stack memory.
+    static constexpr std::size_t stack_slots = 16;
 
     register_machine(Machine& machine, Flow& flow) : machine_(machine), flow_(flow) {}
 
@@ -73,6 +77,16 @@ public:
         flow_.on_register_move(destination, source);
     }
 
+    void spill(std::size_t slot, value_register source) {
+        slots_.at(slot) = registers_.at(source);
+        flow_.on_register_move(slot_register(slot), source);
+    }
+
+    void reload(value_register destination, std::size_t slot) {
+        registers_.at(destination) = slots_.at(slot);
+        flow_.on_register_move(destination, slot_register(slot));
+    }
+
     void store(value_register r, address where, std::uint8_t width, context_id access_context, address ip = 0) {
         machine_.store(where, width, truncated(registers_.at(r), width), access_context, ip);
         flow_.on_store(r, where, width);
@@ -104,6 +118,9 @@ private:
     static std::uint64_t truncated(std::uint64_t value, std::uint8_t width) noexcept {
         return width >= 8 ? value : value & ((std::uint64_t{1} << (8 * width)) - 1);
     }
+    static value_register slot_register(std::size_t slot) noexcept {
+        return static_cast<value_register>(register_count + slot);
+    }
     void check(std::initializer_list<value_register> sources) const {
         for (const value_register r : sources) (void)registers_.at(r);
     }
@@ -111,6 +128,7 @@ private:
     Machine& machine_;
     Flow& flow_;
     std::array<std::uint64_t, register_count> registers_{};
+    std::array<std::uint64_t, stack_slots> slots_{};
 };
 
 } // namespace ojx::emulation
