@@ -317,12 +317,15 @@ TEST_CASE("a command line's help is generated from the same table", "[options]")
     CHECK_THAT(help, Contains("  --help ") && Contains("print this help and exit (flag, default: off)"));
     CHECK_THAT(help, Contains("--track-rate <rate>") && Contains("(default: 700)"));
     CHECK_THAT(help, Contains("--confidence <fraction>") && Contains("(default: 0.95)"));
-    CHECK_THAT(help, Contains("--trigger loads|sample") && Contains("(at-sample: sample)"));
+    CHECK_THAT(help, Contains("--trigger loads|sample") && Contains("(at-sample: another name of sample)"));
     CHECK_THAT(help, Contains("--json <text>") && Contains("(default: none)"));
     CHECK_THAT(help, Contains("<fraction>: a fraction") && Contains("<count>: a count") && !Contains("<size>:"));
     CHECK(std::count(help.begin(), help.end(), '\n') == 6 + 3);
     const auto column = [&](std::string_view text) { return help.find(text) - help.rfind('\n', help.find(text)); };
     CHECK(column("print this help") == column("where the profile goes"));
+    // A table without defaults (settings unset unless given) says no default.
+    const std::vector<option_spec> no_defaults = {{"slots", option_kind::count, "", "watchpoint slots"}};
+    CHECK_THAT(argument_help_text(no_defaults), Contains("  --slots <count>  watchpoint slots\n"));
     // The value reader alone, for values found by other means (a list of them).
     option_value value;
     CHECK(read_option_value(command_options[3], "confidence=0.9", "0.9", value).empty());

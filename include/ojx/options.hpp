@@ -316,11 +316,13 @@ struct options_detail {
             const option_spec& s = specs[i];
             used[static_cast<int>(s.kind)] = true;
             out += "  " + heads[i] + std::string(width - heads[i].size() + 2, ' ') + std::string(s.help);
+            // An empty default of a number or choice: a table with no defaults (unset means something the
+            // caller's help says), as parse_options and parse_arguments accept none.
             if (s.kind == option_kind::flag) out += " (flag, default: off)";
-            else if (s.default_value.empty()) out += " (default: none)";
-            else out += " (default: " + std::string(s.default_value) + ")";
+            else if (!s.default_value.empty()) out += " (default: " + std::string(s.default_value) + ")";
+            else if (s.kind == option_kind::text) out += " (default: none)";
             for (const option_alias& a : s.aliases)
-                out += " (" + std::string(a.alias) + ": " + std::string(a.value) + ")";
+                out += " (" + std::string(a.alias) + ": another name of " + std::string(a.value) + ")";
             out += "\n";
         }
         for (const auto kind : explained_kinds)
