@@ -4,17 +4,15 @@
 //   ojx_synthetic_demo [--seed N] [--json FILE] [--record TRACE | --record-accesses TRACE]
 //                      [--pairing reservoir|recent] [--window BYTES]
 //
-// --record writes the run as a trace (docs/trace-format.md) of the samples and traps the profiler took, which
-// `ojx replay` analyses again with other estimator settings; --record-accesses writes a trace of every access,
-// which `ojx replay` replays through any sampler, watchpoint and pairing configuration (and compares them).
+// The traces are docs/trace-format.md's; demo_options below says what each option does.
 
 #include "ojx/emulation/access_recorder.hpp"
 #include "ojx/emulation/heap_shapes.hpp"
 #include "ojx/emulation/session.hpp"
 #include "ojx/emulation/trace_recorder.hpp"
+#include "ojx/options.hpp"
 #include "ojx/report.hpp"
 
-#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -28,69 +26,57 @@ namespace {
 using namespace ojx;
 using namespace ojx::emulation;
 
+// The demo's options: parsing, defaults and --help come from this table (ojx/options.hpp).
+const std::vector<option_spec> demo_options = {
+    {"seed", option_kind::count, "42", "seed of the planted program, the sampler and the profiler"},
+    {"json", option_kind::text, "", "also write the JSON profile to this file"},
+    {"record", option_kind::text, "",
+     "write a trace of the samples and traps the profiler took, which `ojx replay` analyses again with other "
+     "estimator settings"},
+    {"record_accesses", option_kind::text, "",
+     "write a trace of every access instead, which `ojx replay` replays through any sampler, watchpoint and pairing "
+     "configuration"},
+    {"pairing", option_kind::choice, "reservoir", "which earlier object a sampled one is compared with",
+     {reservoir_pairing::name, recent_pairing::name}},
+    {"window", option_kind::size, "64", "bytes compared around a probed word; 0: the word only"},
+    {"help", option_kind::flag, "", "print the options and exit"},
+};
+
 struct options {
-    std::uint64_t seed = 42;
+    std::uint64_t seed = 0;
     std::string json_path;
     std::string record_path;
     bool every_access = false; // the trace at record_path holds every access
-    std::string pairing = "reservoir";
-    std::size_t window = profiler_config{}.compare_window;
+    std::string pairing;
+    std::size_t window = 0;
 };
 
-std::optional<std::uint64_t> parse_number(std::string_view text) {
-    std::uint64_t value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-    return value;
-}
-
+// The options, or nullopt after saying why not (or after the help).
 std::optional<options> parse(int argc, char** argv) {
-    options result;
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view arg = argv[i];
-        const auto value = [&]() -> std::optional<std::string_view> {
-            if (i + 1 >= argc) {
-                std::cerr << "ojx_synthetic_demo: " << arg << " needs a value\n";
-                return std::nullopt;
-            }
-            return std::string_view(argv[++i]);
-        };
-        if (arg == "--help" || arg == "-h") {
-            std::cout << "usage: ojx_synthetic_demo [--seed N] [--json FILE] [--record TRACE | --record-accesses TRACE] "
-                         "[--pairing reservoir|recent] [--window BYTES]\n";
-            std::exit(0);
-        } else if (arg == "--seed" || arg == "--window") {
-            const auto text = value();
-            if (!text) return std::nullopt;
-            const auto n = parse_number(*text);
-            if (!n) {
-                std::cerr << "ojx_synthetic_demo: " << arg << " expects a non-negative integer, got '" << *text << "'\n";
-                return std::nullopt;
-            }
-            (arg == "--seed" ? result.seed : result.window) = *n;
-        } else if (arg == "--json" || arg == "--record" || arg == "--record-accesses") {
-            const auto text = value();
-            if (!text) return std::nullopt;
-            if (arg != "--json" && !result.record_path.empty()) {
-                std::cerr << "ojx_synthetic_demo: one trace at a time (--record or --record-accesses)\n";
-                return std::nullopt;
-            }
-            (arg == "--json" ? result.json_path : result.record_path) = *text;
-            result.every_access = result.every_access || arg == "--record-accesses";
-        } else if (arg == "--pairing") {
-            const auto text = value();
-            if (!text) return std::nullopt;
-            if (*text != "reservoir" && *text != "recent") {
-                std::cerr << "ojx_synthetic_demo: unknown pairing '" << *text << "' (valid: reservoir, recent)\n";
-                return std::nullopt;
-            }
-            result.pairing = *text;
-        } else {
-            std::cerr << "ojx_synthetic_demo: unknown option '" << arg
-                      << "' (valid: --seed, --json, --record, --record-accesses, --pairing, --window, --help)\n";
-            return std::nullopt;
-        }
+    const std::vector<std::string_view> args(argv + 1, argv + argc);
+    const arguments_result parsed = parse_arguments(args, demo_options);
+    if (!parsed.ok() || !parsed.operands.empty()) {
+        std::cerr << "ojx_synthetic_demo: "
+                  << (parsed.ok() ? "unexpected argument '" + parsed.operands.front() + "'" : parsed.error)
+                  << " (ojx_synthetic_demo --help)\n";
+        return std::nullopt;
     }
+    const option_values& v = parsed.values;
+    if (v.flag("help")) {
+        std::cout << "usage: ojx_synthetic_demo [OPTIONS]\n\n" << argument_help_text(demo_options);
+        std::exit(0);
+    }
+    if (v.given("record") && v.given("record_accesses")) {
+        std::cerr << "ojx_synthetic_demo: one trace at a time (--record or --record-accesses)\n";
+        return std::nullopt;
+    }
+    options result;
+    result.seed = v.count("seed");
+    result.json_path = v.text("json");
+    result.every_access = v.given("record_accesses");
+    result.record_path = v.text(result.every_access ? "record_accesses" : "record");
+    result.pairing = v.choice("pairing");
+    result.window = static_cast<std::size_t>(v.size("window"));
     return result;
 }
 
@@ -178,5 +164,5 @@ int run(const options& opts) {
 int main(int argc, char** argv) {
     const auto opts = parse(argc, argv);
     if (!opts) return 2;
-    return opts->pairing == "recent" ? run<recent_pairing>(*opts) : run<reservoir_pairing>(*opts);
+    return opts->pairing == recent_pairing::name ? run<recent_pairing>(*opts) : run<reservoir_pairing>(*opts);
 }

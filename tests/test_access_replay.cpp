@@ -118,13 +118,22 @@ TEST_CASE("a trace of samples and traps refuses what it cannot answer, naming th
 
 TEST_CASE("settings are refused with one line naming the value they take", "[replay][access]") {
     replay::replay_settings settings;
-    REQUIRE(replay::set_replay_setting(settings, "slots", "17") == "slots takes 0 to 16, not '17'");
+    REQUIRE(replay::set_replay_setting(settings, "slots", "17") == "option 'slots=17': expected 0 to 16 slots");
     REQUIRE(replay::set_replay_setting(settings, "replacement", "lru") ==
-            "replacement takes reservoir, oldest-first or keep-armed, not 'lru'");
-    REQUIRE(replay::set_replay_setting(settings, "period", "0") == "period takes a count >= 1, not '0'");
+            "option 'replacement=lru': expected one of reservoir, oldest-first, keep-armed");
+    REQUIRE(replay::set_replay_setting(settings, "period", "0") == "option 'period=0': expected a count of at least 1");
     REQUIRE(replay::set_replay_setting(settings, "confidence", "1") ==
-            "confidence takes a fraction, e.g. 0.99 or 99%, not '1'");
-    REQUIRE(replay::set_replay_setting(settings, "slot", "1")->starts_with("unknown setting 'slot' (valid: "));
+            "option 'confidence=1': expected a fraction above 0 and below 1, e.g. 0.99 or 99%");
+    REQUIRE(replay::set_replay_setting(settings, "slots", "many") ==
+            "option 'slots=many': expected a count: a non-negative integer, e.g. 100");
+    REQUIRE(replay::set_replay_setting(settings, "slot", "1")->starts_with("unknown setting 'slot'; valid settings "
+                                                                          "are: min-comparisons, confidence, seed"));
+    // The trigger's user name and its alias, as traces spell it, are the same setting.
+    REQUIRE_FALSE(replay::set_replay_setting(settings, "trigger", "sample"));
+    REQUIRE(settings.trigger == emulation::watch_trigger::at_sample);
+    settings.trigger.reset();
+    REQUIRE_FALSE(replay::set_replay_setting(settings, "trigger", "at-sample"));
+    REQUIRE(settings.trigger == emulation::watch_trigger::at_sample);
     REQUIRE_FALSE(settings.slots);
 }
 

@@ -1,5 +1,5 @@
-// Agent option parsing: every kind with its units and defaults, every error path and what its message names,
-// the help listing, and output file name patterns.
+// The option reader: every kind with its units and defaults, every error path and what its message names, the
+// help listings, in both syntaxes (an agent's option string and a command line), and output file name patterns.
 #include "ojx/options.hpp"
 
 #include <catch2/catch.hpp>
@@ -43,6 +43,7 @@ std::string error_of(std::string_view text, const std::vector<option_spec>& spec
 }
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 
 } // namespace
 
@@ -229,6 +230,108 @@ TEST_CASE("help lists every option with its kind, default and help", "[options]"
     // Kinds not used are not explained.
     const std::vector<option_spec> flags_only = {{"start", option_kind::flag, "", "go"}};
     CHECK_THAT(help_text(flags_only), !Contains("<size>") && !Contains("<duration>"));
+}
+
+namespace {
+
+const std::vector<option_spec> command_options = {
+    {"help", option_kind::flag, "", "print this help and exit"},
+    {"seed", option_kind::count, "42", "seed of everything random"},
+    {"track_rate", option_kind::rate, "700", "tracked allocations a second"},
+    {"confidence", option_kind::fraction, "0.95", "confidence of the intervals"},
+    {"trigger", option_kind::choice, "loads", "when a pair is compared", {"loads", "sample"}, {{"at-sample", "sample"}}},
+    {"json", option_kind::text, "", "where the profile goes"},
+};
+
+arguments_result read_arguments(std::vector<std::string_view> words) {
+    return parse_arguments(std::span<const std::string_view>(words.data(), words.size()), command_options);
+}
+
+std::string argument_error(std::vector<std::string_view> words) {
+    const arguments_result result = read_arguments(std::move(words));
+    REQUIRE_FALSE(result.ok());
+    return result.error;
+}
+
+} // namespace
+
+TEST_CASE("a command line: --name value, --name=value, flags, operands and defaults", "[options]") {
+    const arguments_result r =
+        read_arguments({"in.trace", "--seed", "7", "--track-rate=5/s", "--confidence", "99%", "-h", "more"});
+    INFO(r.error);
+    REQUIRE(r.ok());
+    CHECK(r.values.count("seed") == 7);
+    CHECK(r.values.rate("track_rate") == 5);
+    CHECK(r.values.fraction("confidence") == Approx(0.99));
+    CHECK(r.values.flag("help"));
+    CHECK(r.values.choice("trigger") == "loads");
+    CHECK_FALSE(r.values.given("trigger"));
+    CHECK(r.values.text("json").empty());
+    CHECK(r.operands == std::vector<std::string>{"in.trace", "more"});
+    // After "--" everything is an operand, and '-' alone (standard output) is one anyway.
+    const arguments_result rest = read_arguments({"-", "--", "--seed", "3"});
+    REQUIRE(rest.ok());
+    CHECK(rest.values.count("seed") == 42);
+    CHECK(rest.operands == std::vector<std::string>{"-", "--seed", "3"});
+}
+
+TEST_CASE("a command line: repeats, the last one winning, and aliases of choices", "[options]") {
+    const arguments_result r = read_arguments({"--seed", "1", "--seed=2", "--trigger", "at-sample"});
+    REQUIRE(r.ok());
+    CHECK(r.values.count("seed") == 2);
+    CHECK(r.values.choice("trigger") == "sample"); // the alias reads as the name it stands for
+    // The key=value syntax reads aliases and repeats alike.
+    const options_result o = parse_options("trigger=at-sample,seed=1,seed=9", command_options);
+    REQUIRE(o.ok());
+    CHECK(o.values.choice("trigger") == "sample");
+    CHECK(o.values.count("seed") == 9);
+    // A repeat must still be valid.
+    CHECK_THAT(argument_error({"--seed", "1", "--seed", "x"}), Contains("option '--seed x': expected a count"));
+}
+
+TEST_CASE("a command line: one error shape, naming the option as written", "[options]") {
+    // Unknown: named, with every valid option as the command line spells it.
+    CHECK(argument_error({"--verbose"}) == "unknown option '--verbose'; valid options are: --help, --seed, "
+                                           "--track-rate, --confidence, --trigger, --json");
+    CHECK_THAT(argument_error({"--track_rate", "5"}), Contains("unknown option '--track_rate'"));
+    // Bad values: the option and value as given, then the form expected.
+    CHECK(argument_error({"--seed", "many"}) == "option '--seed many': expected a count: a non-negative integer, e.g. 100");
+    CHECK_THAT(argument_error({"--confidence=1.5"}), StartsWith("option '--confidence=1.5': expected a fraction"));
+    CHECK_THAT(argument_error({"--confidence=x%"}), StartsWith("option '--confidence=x%': expected a fraction"));
+    CHECK(argument_error({"--trigger", "never"}) == "option '--trigger never': expected one of loads, sample");
+    CHECK(argument_error({"--help=yes"}) == "option '--help=yes': --help is a flag and takes no value");
+    // Missing values: at the end, or empty after '='.
+    CHECK(argument_error({"--seed"}) == "option '--seed' needs a value: --seed <count>");
+    CHECK(argument_error({"--json="}) == "option '--json=' needs a value: --json <text>");
+    // The same value read in the option-string syntax fails alike, named as written there.
+    CHECK_THAT(error_of("slots=many"), StartsWith("option 'slots=many': expected a count"));
+    // A bad table is an error, not a crash.
+    const std::vector<option_spec> twice = {{"a", option_kind::flag}, {"a", option_kind::flag}};
+    CHECK_THAT(parse_arguments({}, twice).error, Contains("'a' is declared twice"));
+}
+
+TEST_CASE("a command line's help is generated from the same table", "[options]") {
+    const std::string help = argument_help_text(command_options);
+    INFO(help);
+    for (const option_spec& s : command_options) CHECK_THAT(help, Contains(std::string(s.help)));
+    CHECK_THAT(help, Contains("  --help ") && Contains("print this help and exit (flag, default: off)"));
+    CHECK_THAT(help, Contains("--track-rate <rate>") && Contains("(default: 700)"));
+    CHECK_THAT(help, Contains("--confidence <fraction>") && Contains("(default: 0.95)"));
+    CHECK_THAT(help, Contains("--trigger loads|sample") && Contains("(at-sample: another name of sample)"));
+    CHECK_THAT(help, Contains("--json <text>") && Contains("(default: none)"));
+    CHECK_THAT(help, Contains("<fraction>: a fraction") && Contains("<count>: a count") && !Contains("<size>:"));
+    CHECK(std::count(help.begin(), help.end(), '\n') == 6 + 3);
+    const auto column = [&](std::string_view text) { return help.find(text) - help.rfind('\n', help.find(text)); };
+    CHECK(column("print this help") == column("where the profile goes"));
+    // A table without defaults (settings unset unless given) says no default.
+    const std::vector<option_spec> no_defaults = {{"slots", option_kind::count, "", "watchpoint slots"}};
+    CHECK_THAT(argument_help_text(no_defaults), Contains("  --slots <count>  watchpoint slots\n"));
+    // The value reader alone, for values found by other means (a list of them).
+    option_value value;
+    CHECK(read_option_value(command_options[3], "confidence=0.9", "0.9", value).empty());
+    CHECK(value.real == Approx(0.9));
+    CHECK(read_option_value(command_options[1], "seed=x", "x", value) ==
+          "option 'seed=x': expected a count: a non-negative integer, e.g. 100");
 }
 
 TEST_CASE("file name patterns: %p, %t and %%", "[options]") {

@@ -38,23 +38,10 @@ Two kinds of trace, two kinds of question:
   every value memory got. The replay rebuilds memory and runs its own emulated sampler, debug registers and
   profiler against the accesses: it answers every setting below, and knows the truth (every object's contents).
 
-Settings (default: as recorded):
-  --min-comparisons N      judge each site with this minimum number of comparisons
-  --confidence X           confidence of the intervals, e.g. 0.99 or 99%
-  --seed N                 the profiler's seed (pairing, replacement draws). On a trace of samples and traps it
-                           runs, but most recorded traps then match nothing watched (ojx replay says how many
-                           watchpoint calls differed)
-  every access only:
-  --period N               the sampler's mean accesses between samples
-  --sampling randomized|fixed   geometric gaps with that mean, or exactly every N-th access
-  --sampler-seed N         the sampler's seed
-  --slots N                watchpoint slots (debug registers), 0 to 16
-  --trigger MODE           when a watched pair is compared: loads-and-stores (x86 watchpoints: the next access),
-                           loads-only, or at-sample (at once, as the agents' compare=sample)
-  --replacement POLICY     which armed watchpoint a new candidate replaces: reservoir, oldest-first, keep-armed
-  --pairing POLICY         which earlier object a sampled one is compared with: reservoir, recent
-  --window BYTES           bytes compared around a probed word; 0: the word only
+Settings (default: as recorded; those from --period on need a trace of every access):
+)";
 
+constexpr const char* replay_help_tail = R"(
 Output:
   -o, --output FILE        where the profile goes (written whole or not at all; '-' is standard output)
   --compare SETTING=V1,V2,...   replay every combination of the values of the --compare axes (each over the
@@ -115,7 +102,9 @@ int replay_command(arguments args) {
         if (!line.is_option()) {
             inputs.emplace_back(line.current());
         } else if (line.is("--help") || line.is("-h")) {
-            std::fputs(replay_help, stdout);
+            std::vector<option_spec> settings_table = replay::replay_any_trace_settings();
+            for (const option_spec& spec : replay::replay_every_access_settings()) settings_table.push_back(spec);
+            std::printf("%s%s%s", replay_help, argument_help_text(settings_table).c_str(), replay_help_tail);
             return exit_ok;
         } else if (line.is("-o") || line.is("--output") || line.is("--compare-json")) {
             const bool json = line.is("--compare-json");
@@ -134,7 +123,7 @@ int replay_command(arguments args) {
             const std::optional<std::string> text = line.value();
             if (!text) return exit_usage;
             if (const auto problem = replay::set_replay_setting(settings, option.substr(2), *text))
-                return line.fail(std::string(option) + ": " + *problem);
+                return line.fail(*problem);
         } else {
             return line.unknown();
         }

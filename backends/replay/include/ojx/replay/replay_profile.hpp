@@ -59,7 +59,7 @@ inline void replay_recorded_accesses(replayed_profile& result, std::span<const s
     if (settings.sampler_seed) config.sampler.seed = *settings.sampler_seed;
     if (settings.slots) config.watchpoint_slots = *settings.slots;
     if (settings.trigger) {
-        config.trigger = *emulation::parse_watch_trigger(*settings.trigger);
+        config.trigger = *settings.trigger;
         config.profiler.companion_probe.reset(); // the recorded choice was for the recorded trigger
     }
     if (settings.window) config.profiler.compare_window = *settings.window;

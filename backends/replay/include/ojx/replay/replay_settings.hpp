@@ -5,13 +5,12 @@
 #pragma once
 
 #include "ojx/emulation/emulated_watchpoints.hpp"
+#include "ojx/options.hpp"
 #include "ojx/pairing_policy.hpp"
 #include "ojx/watchpoint_pool.hpp"
 
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,93 +32,102 @@ struct replay_settings {
     std::optional<bool> randomized;              // geometric gaps (true) or a fixed period
     std::optional<std::uint64_t> sampler_seed;
     std::optional<std::size_t> slots;            // watchpoint slots
-    std::optional<std::string> trigger;          // loads-and-stores, loads-only, at-sample
+    std::optional<emulation::watch_trigger> trigger;
     std::optional<std::string> replacement;      // reservoir, oldest-first, keep-armed
     std::optional<std::string> pairing;          // reservoir, recent
     std::optional<std::size_t> window;           // bytes compared around a probed word
 };
 
-struct replay_setting_name {
-    std::string_view key;
-    std::string_view values; // what it takes, for messages
-};
+// The settings by the names `ojx replay` takes them (`--slots 2`, and as `--compare` axes `slots=1,2`), in two
+// tables: those any trace answers, and those only a trace of every access does. Reading, messages and the help of
+// `ojx replay` come from them (ojx/options.hpp); no defaults: unset is as recorded.
+//
+// The trigger's names are those of the agents' compare= where they mean the same: `sample` compares at the sample
+// (the agents' compare=sample). `at-sample`, as traces name it (watchpoints.trigger) and scripts wrote it, is
+// accepted as its alias.
+inline const std::vector<option_spec>& replay_any_trace_settings() {
+    static const std::vector<option_spec> table = {
+        {"min-comparisons", option_kind::count, "", "judge each site with this minimum number of comparisons"},
+        {"confidence", option_kind::fraction, "", "confidence of the intervals, above 0 and below 1"},
+        {"seed", option_kind::count, "",
+         "the profiler's seed (pairing, replacement draws). On a trace of samples and traps it runs, but most "
+         "recorded traps then match nothing watched (ojx replay says how many watchpoint calls differed)"},
+    };
+    return table;
+}
 
-inline constexpr replay_setting_name replay_setting_names[] = {
-    {"min-comparisons", "a count"},
-    {"confidence", "a fraction, e.g. 0.99 or 99%"},
-    {"seed", "a count"},
-    {"period", "a count >= 1"},
-    {"sampling", "randomized or fixed"},
-    {"sampler-seed", "a count"},
-    {"slots", "0 to 16"},
-    {"trigger", "loads-and-stores, loads-only or at-sample"},
-    {"replacement", "reservoir, oldest-first or keep-armed"},
-    {"pairing", "reservoir or recent"},
-    {"window", "bytes, 0 for the word only"},
-};
+inline const std::vector<option_spec>& replay_every_access_settings() {
+    static const std::vector<option_spec> table = {
+        {"period", option_kind::count, "", "the sampler's mean accesses between samples, at least 1"},
+        {"sampling", option_kind::choice, "", "geometric gaps with that mean, or exactly every N-th access",
+         {"randomized", "fixed"}},
+        {"sampler-seed", option_kind::count, "", "the sampler's seed"},
+        {"slots", option_kind::count, "", "watchpoint slots (debug registers), 0 to 16"},
+        {"trigger", option_kind::choice, "",
+         "when a watched pair is compared: at the next access (x86 watchpoints), the next load, or at once as the "
+         "sample arrives (the agents' compare=sample)",
+         {"loads-and-stores", "loads-only", "sample"},
+         {{"at-sample", "sample"}}},
+        {"replacement", option_kind::choice, "", "which armed watchpoint a new candidate replaces",
+         {reservoir_replacement::name, oldest_first_replacement::name, keep_armed_replacement::name}},
+        {"pairing", option_kind::choice, "", "which earlier object a sampled one is compared with",
+         {reservoir_pairing::name, recent_pairing::name}},
+        {"window", option_kind::size, "", "bytes compared around a probed word; 0: the word only"},
+    };
+    return table;
+}
 
-inline const replay_setting_name* find_replay_setting(std::string_view key) {
-    for (const auto& name : replay_setting_names)
-        if (name.key == key) return &name;
+inline const option_spec* find_replay_setting(std::string_view key) {
+    for (const auto* table : {&replay_any_trace_settings(), &replay_every_access_settings()})
+        for (const option_spec& spec : *table)
+            if (spec.name == key) return &spec;
     return nullptr;
 }
 
-// Sets `key` from `text`. Returns why not: an unknown key, or a value it does not take.
+// Sets `key` from `text`. Returns why not, in the option reader's shape: an unknown key (with the valid ones), or a
+// value it does not take (naming `key=text`).
 inline std::optional<std::string> set_replay_setting(replay_settings& settings, std::string_view key,
                                                      std::string_view text) {
-    const replay_setting_name* name = find_replay_setting(key);
-    if (name == nullptr) {
+    const option_spec* spec = find_replay_setting(key);
+    if (spec == nullptr) {
         std::string known;
-        for (const auto& n : replay_setting_names) known += (known.empty() ? "" : ", ") + std::string(n.key);
-        return "unknown setting '" + std::string(key) + "' (valid: " + known + ")";
+        for (const auto* table : {&replay_any_trace_settings(), &replay_every_access_settings()})
+            for (const option_spec& s : *table) known += (known.empty() ? "" : ", ") + std::string(s.name);
+        return "unknown setting '" + std::string(key) + "'; valid settings are: " + known;
     }
-    const auto bad = [&] {
-        return std::optional<std::string>(std::string(key) + " takes " + std::string(name->values) + ", not '" +
-                                          std::string(text) + "'");
-    };
-    const auto count = [&]() -> std::optional<std::uint64_t> {
-        std::uint64_t value = 0;
-        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-        return value;
+    const std::string item = std::string(key) + "=" + std::string(text);
+    option_value value;
+    if (std::string error = read_option_value(*spec, item, text, value); !error.empty()) return error;
+    const auto out_of_range = [&](const std::string& range) {
+        return std::optional<std::string>("option '" + item + "': expected " + range);
     };
     if (key == "confidence") {
-        std::string copy(text);
-        const bool percent = !copy.empty() && copy.back() == '%';
-        if (percent) copy.pop_back();
-        char* end = nullptr;
-        const double value = std::strtod(copy.c_str(), &end);
-        if (copy.empty() || end != copy.c_str() + copy.size()) return bad();
-        const double fraction = percent ? value / 100 : value;
-        if (!(fraction > 0 && fraction < 1)) return bad();
-        settings.confidence = fraction;
+        if (!(value.real > 0 && value.real < 1)) return out_of_range("a fraction above 0 and below 1, e.g. 0.99 or 99%");
+        settings.confidence = value.real;
     } else if (key == "sampling") {
-        if (text != "randomized" && text != "fixed") return bad();
-        settings.randomized = text == "randomized";
+        settings.randomized = value.text == "randomized";
     } else if (key == "trigger") {
-        if (!emulation::parse_watch_trigger(text)) return bad();
-        settings.trigger = std::string(text);
+        settings.trigger = value.text == "sample" ? emulation::watch_trigger::at_sample
+                                                  : *emulation::parse_watch_trigger(value.text);
     } else if (key == "replacement") {
-        if (text != reservoir_replacement::name && text != oldest_first_replacement::name &&
-            text != keep_armed_replacement::name)
-            return bad();
-        settings.replacement = std::string(text);
+        settings.replacement = value.text;
     } else if (key == "pairing") {
-        if (text != reservoir_pairing::name && text != recent_pairing::name) return bad();
-        settings.pairing = std::string(text);
+        settings.pairing = value.text;
+    } else if (key == "min-comparisons") {
+        settings.min_comparisons = value.number;
+    } else if (key == "seed") {
+        settings.seed = value.number;
+    } else if (key == "period") {
+        if (value.number == 0) return out_of_range("a count of at least 1");
+        settings.period = value.number;
+    } else if (key == "sampler-seed") {
+        settings.sampler_seed = value.number;
+    } else if (key == "slots") {
+        if (value.number > max_watchpoint_slots)
+            return out_of_range("0 to " + std::to_string(max_watchpoint_slots) + " slots");
+        settings.slots = static_cast<std::size_t>(value.number);
     } else {
-        const auto value = count();
-        if (!value) return bad();
-        if (key == "min-comparisons") settings.min_comparisons = *value;
-        else if (key == "seed") settings.seed = *value;
-        else if (key == "period") {
-            if (*value == 0) return bad();
-            settings.period = *value;
-        } else if (key == "sampler-seed") settings.sampler_seed = *value;
-        else if (key == "slots") {
-            if (*value > max_watchpoint_slots) return bad();
-            settings.slots = static_cast<std::size_t>(*value);
-        } else settings.window = static_cast<std::size_t>(*value);
+        settings.window = static_cast<std::size_t>(value.number);
     }
     return std::nullopt;
 }
