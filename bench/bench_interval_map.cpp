@@ -6,9 +6,7 @@
 //
 // The *_lookup benchmarks issue independent lookups, so the processor overlaps their cache misses (throughput). The
 // *_dependent ones make each address depend on the previous answer, so every lookup pays its full miss latency, as
-// a lone lookup in a signal handler does. *_prefetch_ahead and *_batched are independent lookups whose lines are
-// prefetched ahead (prefetch() 16 lookups ahead; lookup_many): the throughput of a caller that knows its addresses
-// in advance.
+// a lone lookup in a signal handler does.
 #include "ojx/interval_map.hpp"
 
 #include <benchmark/benchmark.h>
@@ -20,7 +18,6 @@
 #include <memory>
 #include <new>
 #include <random>
-#include <span>
 #include <utility>
 #include <vector>
 
@@ -102,10 +99,6 @@ const built_map& make_map(std::size_t count, unsigned granule_shift) {
     return slot;
 }
 
-// With PrefetchAhead > 0, each lookup is preceded by prefetch() of the address that many lookups ahead: the
-// caller-side way to the memory-level parallelism lookup_many provides (16 and 32 ahead measured alike at 1 M
-// objects, 64 worse). A template parameter, so that the plain loop carries no test of it.
-template <std::size_t PrefetchAhead = 0>
 void interval_map_lookup(benchmark::State& state, unsigned granule_shift) {
     const auto count = static_cast<std::size_t>(state.range(0));
     const heap& h = make_heap(count);
@@ -117,9 +110,6 @@ void interval_map_lookup(benchmark::State& state, unsigned granule_shift) {
     // All the probes per batch, in a plain loop: the harness adds an increment and a compare per lookup.
     while (state.KeepRunningBatch(static_cast<benchmark::IterationCount>(n))) {
         for (std::size_t i = 0; i < n; ++i) {
-            if constexpr (PrefetchAhead != 0) {
-                map.prefetch(probes[(i + PrefetchAhead) & (n - 1)]);
-            }
             const auto r = map.lookup(probes[i]);
             found += r.value.payload.serial; // zero when absent: no branch on the answer
         }
@@ -153,34 +143,8 @@ void BM_interval_map_lookup_dependent(benchmark::State& state) {
                                                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-// Independent lookups through lookup_many, 256 addresses per call.
-void BM_interval_map_lookup_batched(benchmark::State& state) {
-    constexpr std::size_t batch = 256;
-    const auto count = static_cast<std::size_t>(state.range(0));
-    const heap& h = make_heap(count);
-    const ojx::object_map& map = *make_map(count, ojx::interval_map_config{}.granule_shift).map;
-    std::vector<ojx::object_map::lookup_result> results(batch);
-    std::size_t first = 0;
-    std::uint64_t found = 0;
-    for (auto _ : state) {
-        map.lookup_many(std::span(h.probes).subspan(first, batch), results);
-        for (const auto& r : results) {
-            found += r.value.payload.serial;
-        }
-        first = (first + batch) & (h.probes.size() - 1); // the probe count is a multiple of the batch
-    }
-    benchmark::DoNotOptimize(found);
-    const auto lookups = static_cast<std::int64_t>(state.iterations() * batch);
-    state.SetItemsProcessed(lookups);
-    state.counters["ns_per_lookup"] = benchmark::Counter(static_cast<double>(lookups),
-                                                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-}
-
 void BM_interval_map_lookup(benchmark::State& state) { interval_map_lookup(state, ojx::interval_map_config{}.granule_shift); }
 void BM_interval_map_lookup_granule_1k(benchmark::State& state) { interval_map_lookup(state, 10); }
-void BM_interval_map_lookup_prefetch_ahead(benchmark::State& state) {
-    interval_map_lookup<16>(state, ojx::interval_map_config{}.granule_shift);
-}
 
 struct built_std_map {
     std::map<ojx::address, ojx::object_map::entry> map;
@@ -316,8 +280,6 @@ void BM_interval_map_insert_erase(benchmark::State& state) {
 } // namespace
 
 BENCHMARK(BM_interval_map_lookup)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
-BENCHMARK(BM_interval_map_lookup_prefetch_ahead)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
-BENCHMARK(BM_interval_map_lookup_batched)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
 BENCHMARK(BM_interval_map_lookup_granule_1k)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
 BENCHMARK(BM_std_map_lookup)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
 BENCHMARK_TEMPLATE(BM_memory_floor_one_random_line, 0)->Arg(1000)->Arg(100'000)->Arg(1'000'000);

@@ -14,7 +14,6 @@
 #include <map>
 #include <optional>
 #include <random>
-#include <span>
 #include <thread>
 #include <vector>
 
@@ -189,34 +188,10 @@ TEST_CASE("interval_map: clear drops everything and the map stays usable", "[int
     for (std::uint64_t i = 0; i < 1000; i += 7) {
         REQUIRE(map.lookup(i * 4096 + 1).status == lookup_status::absent);
     }
-    std::size_t visited = 0;
-    map.for_each([&](const ojx::object_map::entry&) { ++visited; });
-    REQUIRE(visited == 0);
     REQUIRE(map.validate());
     map.insert(4096, 8192, info(5));
     REQUIRE(map.lookup(5000).value.payload == info(5));
     REQUIRE(map.size() == 1);
-    REQUIRE(map.validate());
-}
-
-TEST_CASE("interval_map: erase_if drops the objects of a region", "[interval_map]") {
-    ojx::object_map map;
-    for (std::uint64_t i = 0; i < 500; ++i) {
-        map.insert(i * 10000, i * 10000 + 1 + i * 13, info(i));
-    }
-    const address region_begin = 1'000'000;
-    const address region_end = 3'000'000;
-    const std::size_t erased = map.erase_if(
-        [&](const ojx::object_map::entry& e) { return e.begin >= region_begin && e.end <= region_end; });
-    REQUIRE(erased == 200);
-    REQUIRE(map.size() == 300);
-    for (std::uint64_t i = 0; i < 500; ++i) {
-        const bool inside = i >= 100 && i < 300;
-        const auto r = map.lookup(i * 10000);
-        REQUIRE(r.status == (inside ? lookup_status::absent : lookup_status::found));
-    }
-    REQUIRE(map.erase_if([](const ojx::object_map::entry&) { return false; }) == 0);
-    REQUIRE(map.size() == 300);
     REQUIRE(map.validate());
 }
 
@@ -392,96 +367,6 @@ TEST_CASE("interval_map: large tables are 2 MiB-aligned and offered to the advis
     REQUIRE(large.lookup(0x18000).found());
 }
 
-namespace {
-
-void require_same_answer(const tag_map::lookup_result& got, const tag_map::lookup_result& want) {
-    REQUIRE(got.status == want.status);
-    REQUIRE(got.value.begin == want.value.begin);
-    REQUIRE(got.value.end == want.value.end);
-    REQUIRE(got.value.payload == want.value.payload);
-}
-
-} // namespace
-
-TEST_CASE("interval_map: lookup_many and prefetch answer exactly as lookup does", "[interval_map]") {
-    for (std::uint64_t seed = 1; seed <= 40; ++seed) {
-        std::mt19937_64 rng(seed);
-        const ojx::interval_map_config config{.initial_capacity = std::size_t{16} << below(rng, 8),
-                                              .granule_shift = static_cast<unsigned>(4 + below(rng, 10)),
-                                              .level_step = static_cast<unsigned>(1 + below(rng, 8))};
-        INFO("seed " << seed << ", granule_shift " << config.granule_shift << ", level_step " << config.level_step);
-        tag_map map(config);
-        // Objects of many levels, packed with small gaps (and occasionally touching), then some freed.
-        std::vector<std::pair<address, address>> objects;
-        address next = address{1} << 32;
-        const auto count = static_cast<std::size_t>(200 + below(rng, 3000));
-        for (std::size_t i = 0; i < count; ++i) {
-            const address b = next;
-            const address e = b + log_uniform(rng, below(rng, 4) == 0 ? 20 : 12);
-            map.insert(b, e, tag_for(b, e));
-            objects.emplace_back(b, e);
-            next = e + (below(rng, 4) == 0 ? 0 : below(rng, 256));
-        }
-        for (std::size_t i = 0; i < count / 4; ++i) {
-            map.erase(objects[below(rng, objects.size())].first);
-        }
-        REQUIRE(map.validate());
-
-        // Starts, last bytes, ends, the byte before each start, interiors, gaps and far misses, shuffled.
-        std::vector<address> addresses{0, 1, ~address{0}, ~address{0} - 4096, next, next + 12345};
-        for (const auto& [b, e] : objects) {
-            addresses.insert(addresses.end(), {b, e - 1, e, b - 1, b + below(rng, e - b), e + below(rng, 64)});
-        }
-        for (int i = 0; i < 500; ++i) {
-            addresses.push_back(rng());
-        }
-        std::shuffle(addresses.begin(), addresses.end(), rng);
-
-        std::vector<tag_map::lookup_result> want;
-        std::size_t found = 0;
-        for (const address a : addresses) {
-            want.push_back(map.lookup(a));
-            REQUIRE(want.back().status != lookup_status::busy);
-            found += want.back().found() ? 1 : 0;
-        }
-        REQUIRE(found > addresses.size() / 3);
-        REQUIRE(found < addresses.size());
-
-        // The whole list, and every length around the group size, from several offsets; the entries of `out` past
-        // the addresses given are left as they were.
-        const tag_map::lookup_result untouched{lookup_status::busy, {7, 8, tag{9, 10}}};
-        for (const std::size_t length : {addresses.size(), std::size_t{0}, std::size_t{1}, tag_map::lookup_group - 1,
-                                         tag_map::lookup_group, tag_map::lookup_group + 1,
-                                         3 * tag_map::lookup_group + 5}) {
-            const std::size_t offset = length == addresses.size() ? 0 : below(rng, addresses.size() - length);
-            std::vector<tag_map::lookup_result> out(length + 3, untouched);
-            map.lookup_many(std::span(addresses).subspan(offset, length), out);
-            for (std::size_t i = 0; i < length; ++i) {
-                require_same_answer(out[i], want[offset + i]);
-            }
-            for (std::size_t i = length; i < out.size(); ++i) {
-                require_same_answer(out[i], untouched);
-            }
-        }
-
-        // prefetch is only a hint: any address, on any map, changes no answer and nothing in the map.
-        for (const address a : addresses) {
-            map.prefetch(a);
-        }
-        REQUIRE(map.validate());
-        for (std::size_t i = 0; i < addresses.size(); i += 7) {
-            require_same_answer(map.lookup(addresses[i]), want[i]);
-        }
-    }
-    tag_map empty;
-    empty.prefetch(0);
-    empty.prefetch(~address{0});
-    std::array<tag_map::lookup_result, 2> out{};
-    empty.lookup_many(std::array<address, 2>{0, 4096}, out);
-    REQUIRE(out[0].status == lookup_status::absent);
-    REQUIRE(out[1].status == lookup_status::absent);
-}
-
 TEST_CASE("interval_map: invalid configurations are refused", "[interval_map]") {
     REQUIRE_THROWS_AS(ojx::object_map({.granule_shift = 64}), std::invalid_argument);
     REQUIRE_THROWS_AS(ojx::object_map({.level_step = 0}), std::invalid_argument);
@@ -568,37 +453,22 @@ void differential(const ojx::interval_map_config& config, std::uint64_t seed, in
             REQUIRE(got.value.payload == want->second.second);
         }
     };
-    // A batch of addresses through lookup_many, each answer checked against the model.
+    // A batch of lookups of addresses in or near objects, each answer checked against the model.
     const auto check_batch = [&] {
-        std::vector<address> batch(100 + below(rng, 200));
-        for (address& a : batch) {
-            a = near_object();
-        }
-        std::vector<tag_map::lookup_result> out(batch.size());
-        map.lookup_many(batch, out);
-        for (std::size_t i = 0; i < batch.size(); ++i) {
-            const auto want = ref.find(batch[i]);
-            REQUIRE(out[i].status == (want ? lookup_status::found : lookup_status::absent));
-            if (want) {
-                REQUIRE(out[i].value.begin == want->first);
-                REQUIRE(out[i].value.end == want->second.first);
-                REQUIRE(out[i].value.payload == want->second.second);
-            }
+        const std::uint64_t n = 100 + below(rng, 200);
+        for (std::uint64_t i = 0; i < n; ++i) {
+            check_lookup(near_object());
         }
     };
     const auto check_all = [&] {
         check_batch();
         REQUIRE(map.validate());
         REQUIRE(map.size() == ref.objects.size());
-        std::size_t visited = 0;
-        map.for_each([&](const tag_map::entry& e) {
-            ++visited;
-            const auto it = ref.objects.find(e.begin);
-            REQUIRE(it != ref.objects.end());
-            REQUIRE(it->second.first == e.end);
-            REQUIRE(it->second.second == e.payload);
-        });
-        REQUIRE(visited == ref.objects.size());
+        // As many objects as the model's, and each of the model's found whole: the same objects.
+        for (const auto& [b, rest] : ref.objects) {
+            check_lookup(b);
+            check_lookup(rest.first - 1);
+        }
     };
 
     std::uint64_t serial = 0;
@@ -636,17 +506,10 @@ void differential(const ojx::interval_map_config& config, std::uint64_t seed, in
             // Drop a region, as after a collection.
             const address lo = random_address();
             const address hi = lo + log_uniform(rng, 26);
-            std::size_t expected = 0;
-            for (auto it = ref.objects.begin(); it != ref.objects.end();) {
-                if (it->first >= lo && it->first < hi) {
-                    it = ref.objects.erase(it);
-                    ++expected;
-                } else {
-                    ++it;
-                }
+            for (auto it = ref.objects.lower_bound(lo); it != ref.objects.end() && it->first < hi;) {
+                REQUIRE(map.erase(it->first));
+                it = ref.objects.erase(it);
             }
-            REQUIRE(map.erase_if([&](const tag_map::entry& e) { return e.begin >= lo && e.begin < hi; }) ==
-                    expected);
         } else {
             ref.objects.clear();
             map.clear();
@@ -698,10 +561,8 @@ std::vector<std::pair<address, address>> make_stable(tag_map& map, std::uint64_t
             continue;
         }
         if (map.insert(b, e, tag_for(b, e)).evicted != 0) {
-            // Overlapped an earlier stable object: drop both from the list by rebuilding it from the map.
-            stable.clear();
-            map.for_each([&](const tag_map::entry& x) { stable.emplace_back(x.begin, x.end); });
-            continue;
+            // It enclosed earlier stable objects, which the map evicted.
+            std::erase_if(stable, [&](const std::pair<address, address>& x) { return x.first < e && b < x.second; });
         }
         stable.emplace_back(b, e);
     }
@@ -749,8 +610,13 @@ void churn_step(tag_map& map, std::mt19937_64& rng, std::vector<address>& live, 
             live[i] = to;
         }
     } else {
+        // A collection frees a slot's objects (addresses in `live` that are gone already are refused).
         const std::uint64_t slot = 2 * below(rng, slot_count / 2) + 1;
-        map.erase_if([&](const tag_map::entry& e) { return slot_of(e.begin) == slot; });
+        for (const address b : live) {
+            if (slot_of(b) == slot) {
+                map.erase(b);
+            }
+        }
     }
     if (live.size() > 20000) {
         live.erase(live.begin(), live.begin() + 10000);
@@ -772,7 +638,6 @@ bool churn_record_ok(address a, const tag_map::entry& e) {
 struct reader_stats {
     std::atomic<std::uint64_t> lookups{0};
     std::atomic<std::uint64_t> stable_lookups{0};
-    std::atomic<std::uint64_t> batched_lookups{0}; // of lookups, those made through lookup_many
     std::atomic<std::uint64_t> busy{0};
     std::atomic<std::uint64_t> missing{0}; // a stable object reported absent
     std::atomic<std::uint64_t> wrong{0};   // a stable lookup answered with another record
@@ -828,40 +693,14 @@ void check_probe(const probe& p, const tag_map::lookup_result& s, const tag_map:
     stats.lookups.fetch_add(3, std::memory_order_relaxed);
 }
 
-// One probe by three lookups, each after a prefetch of its address. Signal-safe.
+// One probe by three lookups. Signal-safe.
 void reader_probe(const tag_map& map, const std::vector<std::pair<address, address>>& stable, std::uint64_t x,
                   reader_stats& stats) {
     const probe p = probe_for(stable, x);
-    map.prefetch(p.inside);
-    map.prefetch(p.churn);
-    map.prefetch(p.even);
     const auto s = map.lookup(p.inside);
     const auto c = map.lookup(p.churn);
     const auto v = map.lookup(p.even);
     check_probe(p, s, c, v, stable, stats);
-}
-
-// Probes for x, x + step, ..., x + (probes - 1)·step (more than one lookup_many group), resolved by one
-// lookup_many call. Signal-safe: everything on the stack.
-constexpr std::size_t batched_probes = 12;
-
-void reader_probe_batched(const tag_map& map, const std::vector<std::pair<address, address>>& stable,
-                          std::uint64_t x, std::uint64_t step, reader_stats& stats) {
-    static_assert(3 * batched_probes > tag_map::lookup_group);
-    std::array<probe, batched_probes> probes;
-    std::array<address, 3 * batched_probes> addresses;
-    for (std::size_t i = 0; i < batched_probes; ++i) {
-        probes[i] = probe_for(stable, x + i * step);
-        addresses[3 * i] = probes[i].inside;
-        addresses[3 * i + 1] = probes[i].churn;
-        addresses[3 * i + 2] = probes[i].even;
-    }
-    std::array<tag_map::lookup_result, 3 * batched_probes> results;
-    map.lookup_many(addresses, results);
-    for (std::size_t i = 0; i < batched_probes; ++i) {
-        check_probe(probes[i], results[3 * i], results[3 * i + 1], results[3 * i + 2], stable, stats);
-    }
-    stats.batched_lookups.fetch_add(3 * batched_probes, std::memory_order_relaxed);
 }
 
 } // namespace
@@ -882,13 +721,7 @@ TEST_CASE("interval_map: concurrent readers never see torn records or lose stabl
             std::uint64_t x = 0x243F6A8885A308D3ULL * (r + 1);
             while (!stop.load(std::memory_order_relaxed)) {
                 xorshift(x);
-                // One probe in eight is a batch of batched_probes: lookups are shared about evenly between
-                // lookup and lookup_many.
-                if ((x & 7) != 0) {
-                    reader_probe(map, stable, x, stats);
-                } else {
-                    reader_probe_batched(map, stable, x, 0x9E3779B97F4A7C15ULL, stats);
-                }
+                reader_probe(map, stable, x, stats);
             }
         });
     }
@@ -924,8 +757,6 @@ TEST_CASE("interval_map: concurrent readers never see torn records or lose stabl
     REQUIRE(stats.wrong.load() == 0);
     REQUIRE(stats.phantom.load() == 0);
     REQUIRE(stats.stable_lookups.load() > 3000);
-    REQUIRE(stats.batched_lookups.load() * 4 > lookups);     // both kinds of read ran
-    REQUIRE(stats.batched_lookups.load() * 4 < 3 * lookups);
     REQUIRE(busy * (under_tsan ? 5 : 100) <= lookups); // busy is rare
     REQUIRE(map.cell_capacity() > capacity_before); // the table grew while readers were scanning it
     REQUIRE(map.validate());
@@ -1002,17 +833,15 @@ const tag_map* signal_map = nullptr;
 const std::vector<std::pair<address, address>>* signal_stable = nullptr;
 reader_stats* signal_stats = nullptr;
 std::atomic<std::uint64_t> signal_count{0};
+constexpr std::uint64_t signal_probes = 8; // per signal, three lookups each
 
 extern "C" void on_sigprof(int) {
     const std::uint64_t n = signal_count.fetch_add(1, std::memory_order_relaxed) + 1;
     std::uint64_t x = n * 0xD6E8FEB86659FD93ULL;
     x ^= x >> 32;
-    for (int i = 0; i < 4; ++i) {
-        reader_probe(*signal_map, *signal_stable, x + static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ULL,
-                     *signal_stats);
+    for (std::uint64_t i = 0; i < signal_probes; ++i) {
+        reader_probe(*signal_map, *signal_stable, x + i * 0x9E3779B97F4A7C15ULL, *signal_stats);
     }
-    reader_probe_batched(*signal_map, *signal_stable, x + 4 * 0x9E3779B97F4A7C15ULL, 0x9E3779B97F4A7C15ULL,
-                         *signal_stats);
 }
 
 } // namespace
@@ -1054,7 +883,7 @@ TEST_CASE("interval_map: lookups in a signal handler that interrupts the writer"
 
     INFO("writer steps " << steps << ", signals " << signal_count.load() << ", busy " << stats.busy.load());
     REQUIRE(signal_count.load() >= 100);
-    REQUIRE(stats.batched_lookups.load() == signal_count.load() * 3 * batched_probes);
+    REQUIRE(stats.lookups.load() == signal_count.load() * 3 * signal_probes); // every handler ran to its end
     REQUIRE(stats.torn.load() == 0);
     REQUIRE(stats.missing.load() == 0);
     REQUIRE(stats.wrong.load() == 0);

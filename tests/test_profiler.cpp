@@ -159,6 +159,29 @@ TEST_CASE("sampled stores are not remembered, and a store trap keeps the watchpo
     REQUIRE(f.prof.evidence(f.context)->summary().equal == 1);
 }
 
+TEST_CASE("with probe_stores, a sampled store is remembered and paired, and a store trap is compared") {
+    auto config = fixture::small_config();
+    config.probe_stores = true;
+    fixture f(config);
+    const address a = f.allocate(256, f.context, 1000);
+    const address b = f.allocate(256, f.context, 1000);
+    const address c = f.allocate(256, f.context, 5000);
+    f.sample(a + 64, access_kind::store); // remembered: a + 64 held 1064
+    f.sample(b + 8, access_kind::store);  // pairs b with a: b + 64 watched
+    REQUIRE(f.prof.stats().samples_stores_ignored == 0);
+    REQUIRE(f.watchpoints.check(b + 64, 8, true));
+    f.trap_at(b + 64, access_kind::store); // compared at once, and the slot freed
+    REQUIRE(f.prof.stats().traps_stores_ignored == 0);
+    REQUIRE(f.watchpoints.armed_count() == 0);
+    REQUIRE(f.prof.evidence(f.context)->summary().equal == 1);
+    f.sample(c + 8, access_kind::store); // pairs c with a remembered object: different contents
+    REQUIRE(f.watchpoints.armed_count() == 1);
+    for (std::size_t slot = 0; slot < f.watchpoints.slot_count(); ++slot)
+        if (const auto watched = f.watchpoints.watched(slot)) f.trap_at(watched->watched, access_kind::store);
+    REQUIRE(f.prof.evidence(f.context)->summary().different == 1);
+    REQUIRE(f.prof.stats().comparisons == 2);
+}
+
 TEST_CASE("freeing or moving the watched object cancels its watchpoint; lookups follow the move") {
     fixture f;
     const auto [a, b] = f.two_objects(1000, 1000);

@@ -3,17 +3,14 @@
 // whichever thread took the sample, asks which object encloses the sampled address.
 //
 // Concurrency contract
-//  * Readers: lookup(), lookup_many() and prefetch() are signal-safe. They take no lock, allocate nothing, make no
-//    system call and run in bounded time, on any number of threads at once, including in a signal handler that
-//    interrupted the writer. lookup() never returns a torn record: an answer is returned only if no update
-//    overlapped the read (one seqlock generation for the whole map). If updates keep overlapping the read, or the
-//    reader interrupted the writer in the middle of an update, lookup() gives up after config.read_attempts full
-//    passes and answers `busy`. lookup_many() is lookup() per address, with the same protocol and the same answers (each
-//    validated on its own, so an update between two addresses of one batch is seen by the later ones); prefetch()
-//    stores nothing and answers nothing.
+//  * Reader: lookup() is signal-safe. It takes no lock, allocates nothing, makes no system call and runs in bounded
+//    time, on any number of threads at once, including in a signal handler that interrupted the writer. It never
+//    returns a torn record: an answer is returned only if no update overlapped the read (one seqlock generation for
+//    the whole map). If updates keep overlapping the read, or the reader interrupted the writer in the middle of an
+//    update, lookup() gives up after config.read_attempts full passes and answers `busy`.
 //  * Writer: one thread at a time (the caller serializes allocation, free and GC events) calls everything else:
-//    insert, erase, relocate, clear, erase_if, for_each, size, memory_bytes, validate, reclaim_retired. Those may
-//    allocate and may throw std::bad_alloc; a throwing update leaves the map unchanged.
+//    insert, erase, relocate, clear, for_each, size, memory_bytes, validate, reclaim_retired. Those may allocate
+//    and may throw std::bad_alloc; a throwing update leaves the map unchanged.
 //  * Lifetime: the map must outlive every reader. Tables replaced by growth stay allocated ("retired") until the
 //    destructor or reclaim_retired(), because a reader may still be scanning them. The map is neither copyable nor
 //    movable: readers in signal handlers hold its address.
@@ -28,17 +25,12 @@
 // any containing cell is the answer). Only levels that hold objects are probed; with objects of similar sizes that
 // is one level. Homes are even cells of a 64-byte-aligned table, so a probe starts with one cache line holding two
 // cells; the hash is multiply-shift (Fibonacci) hashing, which spreads the consecutive granules of a contiguous
-// heap evenly, so most lookups end in that first line. lookup() decides that case inline, without a loop or a
-// data-dependent branch, and leaves everything else to an out-of-line full pass. Deletion compacts the affected
-// runs toward their homes (backward shift, no tombstones).
+// heap evenly, so most lookups end in that first line. lookup() decides that case inline and leaves everything else
+// to an out-of-line pass. Deletion compacts the affected runs toward their homes (backward shift, no tombstones).
 //
-// Latency and throughput. A lookup in a table larger than the caches costs one DRAM access to its home line
-// (≈ 200 ns on this project's VMs), and independent lookups overlap only a few of those: each lookup's work
-// depends on its line and fills the processor's window while the miss is outstanding. A caller that knows its
-// addresses in advance gets the misses of many lookups in flight at once, either with lookup_many (groups of
-// lookup_group addresses, all their lines prefetched before the first is resolved) or by calling prefetch(a) a
-// dozen or more lookups before lookup(a). That raises throughput (bench/RESULTS.md); a lone lookup, as in a signal
-// handler with one sampled address, still pays the full latency.
+// Cost. A lookup in a table larger than the caches costs one DRAM access to its home line (≈ 200 ns on this
+// project's VMs); the profiler makes a few per sample, which costs tens of µs (bench/RESULTS.md), so the code is
+// plain portable C++ rather than tuned to the instruction.
 #pragma once
 
 #include "ojx/types.hpp"
@@ -54,7 +46,6 @@
 #include <limits>
 #include <memory>
 #include <new>
-#include <span>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -69,6 +60,8 @@
 #endif
 #endif
 
+// lookup() is inlined into its caller and its uncommon cases are kept out of line, so that the caller's sample path
+// stays a straight line (bench/RESULTS.md: left to itself, GCC 12 inlines the rest into lookup and calls lookup).
 #if defined(__GNUC__)
 #define OJX_INTERVAL_MAP_INLINE inline __attribute__((always_inline))
 #define OJX_INTERVAL_MAP_NOINLINE __attribute__((noinline))
@@ -131,46 +124,6 @@ inline constexpr std::memory_order data_load = std::memory_order_relaxed;
 inline constexpr std::memory_order data_store = std::memory_order_relaxed;
 #endif
 
-// Sets x0, x1, x2 to y0, y1, y2 unless offset < limit, by conditional moves: never a branch. (GCC turns several
-// ternaries on one condition into one branch, whatever the hints.)
-OJX_INTERVAL_MAP_INLINE void keep_below(std::uint64_t offset, std::uint64_t limit, std::uint64_t& x0, std::uint64_t y0,
-                                        std::uint64_t& x1, std::uint64_t y1, std::uint64_t& x2,
-                                        std::uint64_t y2) noexcept {
-#if defined(__x86_64__) && defined(__GNUC__)
-    __asm__("cmp %[limit], %[offset]\n\tcmovae %[y0], %[x0]\n\tcmovae %[y1], %[x1]\n\tcmovae %[y2], %[x2]"
-            : [x0] "+r"(x0), [x1] "+r"(x1), [x2] "+r"(x2)
-            : [offset] "r"(offset), [limit] "r"(limit), [y0] "r"(y0), [y1] "r"(y1), [y2] "r"(y2)
-            : "cc");
-#else
-    const bool keep = offset < limit;
-    x0 = keep ? x0 : y0;
-    x1 = keep ? x1 : y1;
-    x2 = keep ? x2 : y2;
-#endif
-}
-
-// Hides a pointer from the optimizer anew at every execution, so that it is not hoisted out of a loop.
-template <class T>
-OJX_INTERVAL_MAP_INLINE void opaque_every_time(T*& pointer) noexcept {
-#if defined(__GNUC__)
-    __asm__ volatile("" : "+r"(pointer));
-#else
-    (void)pointer;
-#endif
-}
-
-// Asks for the cache line holding p without waiting for it. Never faults, whatever p is. On x86 written as an
-// instruction the compiler must keep: GCC 12 deletes a loop whose only effect is __builtin_prefetch.
-inline void prefetch_line(const void* p) noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __asm__ __volatile__("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
-#elif defined(__GNUC__)
-    __builtin_prefetch(p);
-#else
-    (void)p;
-#endif
-}
-
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -225,7 +178,7 @@ public:
         }
         std::size_t cells = std::bit_ceil(std::max<std::size_t>(config.initial_capacity, 16));
         current_ = std::make_unique<table>(cells, config_.advise_large_table);
-        view_.store(current_->view(), std::memory_order_release);
+        published_.store(current_.get(), std::memory_order_release);
     }
 
     // Call only when no lookup can be in flight.
@@ -240,85 +193,38 @@ public:
     // at a line, then at most read_attempts full passes over the probed runs); any thread, any time, concurrently
     // with the writer.
     //
-    // The common case is decided here, inline and without a loop: the home line of the lowest level that holds
-    // objects (at 1 M objects of 1-4 KiB, about three lookups in four). Everything else (other levels, runs longer
-    // than a line, addresses in no object, an update in progress) goes to lookup_slow, which starts over. While a
-    // lookup waits for its line, every later instruction of it waits in the processor's window; the fewer there
-    // are, the more lookups' misses overlap (bench/RESULTS.md, "lone lookup").
+    // The common case is decided here, inline: the home line of the lowest level that holds objects (at 1 M
+    // objects of 1-4 KiB, about three lookups in four). The rest of that level's run and the other levels go to
+    // lookup_rest, which continues in the same seqlock window; an update in progress to lookup_slow.
     [[nodiscard]] OJX_INTERVAL_MAP_INLINE lookup_result lookup(address a) const noexcept {
-        // The reader's words are read as offsets from one register: left to itself, GCC keeps each one's address
-        // in a register of its own across a loop of lookups, and spills them.
-        const interval_map* self = this;
-        interval_map_detail::opaque_every_time(self);
-        const std::uint64_t g1 = self->gen_.load(std::memory_order_acquire);
-        const table_view t = table_view::unpack(self->view_.load(std::memory_order_acquire));
-        const std::uint64_t key = self->first_key_.load(interval_map_detail::data_load);
+        using interval_map_detail::data_load;
+        const std::uint64_t g1 = gen_.load(std::memory_order_acquire);
+        const table& t = *published_.load(std::memory_order_acquire);
+        const std::uint64_t key = first_key_.load(data_load);
         if (((g1 & 1U) == 0) && key != 0) [[likely]] {
-            // Homes are even cells of a 64-byte-aligned table: the home cell and the next share a line. The answer
-            // is the home cell if it contains a, else the next one (any containing cell is the answer: objects
-            // never overlap), chosen by conditional moves and then checked: no branch on which, which would be
-            // mispredicted for about a third of lookups.
+            // Homes are even cells of a 64-byte-aligned table: the home cell and the next share a line. Any
+            // containing cell is the answer (objects never overlap).
             const std::atomic<std::uint64_t>* home = t.cell(t.home(key, a));
-            const std::atomic<std::uint64_t>* next = home + cell_words;
-            std::uint64_t begin = home[0].load(interval_map_detail::data_load);
-            std::uint64_t size = home[1].load(interval_map_detail::data_load);
-            auto chosen = reinterpret_cast<std::uintptr_t>(home);
-            interval_map_detail::keep_below(a - begin, size, begin, next[0].load(interval_map_detail::data_load),
-                                            size, next[1].load(interval_map_detail::data_load), chosen,
-                                            reinterpret_cast<std::uintptr_t>(next));
-            const auto payload = read_payload(reinterpret_cast<const std::atomic<std::uint64_t>*>(chosen));
+            const std::atomic<std::uint64_t>* chosen = home;
+            std::uint64_t begin = home[0].load(data_load);
+            std::uint64_t size = home[1].load(data_load);
+            if (a - begin >= size) {
+                chosen = home + cell_words;
+                begin = chosen[0].load(data_load);
+                size = chosen[1].load(data_load);
+            }
+            const auto payload = read_payload(chosen);
             if constexpr (interval_map_detail::use_fences) {
                 std::atomic_thread_fence(std::memory_order_acquire);
             }
-            if (a - begin < size) [[likely]] {
-                if (self->gen_.load(std::memory_order_relaxed) == g1) [[likely]] {
-                    return found(stored_cell{begin, size, payload});
-                }
-            } else {
-                return lookup_rest(a, g1, home);
+            if (a - begin >= size) {
+                return lookup_rest(a, g1, t, home);
+            }
+            if (gen_.load(std::memory_order_relaxed) == g1) [[likely]] {
+                return found(stored_cell{begin, size, payload});
             }
         }
         return lookup_slow(a);
-    }
-
-    // How many addresses lookup_many prefetches at a time before resolving them: enough lines in flight to cover a
-    // DRAM access (≈ 200 ns here); 16 measured slower at 1 M objects, 64 no faster (bench/RESULTS.md).
-    static constexpr std::size_t lookup_group = 32;
-
-    // Starts loading the cache lines lookup(a) reads first and returns at once: at every level that holds objects,
-    // the home line, and the line after it, which the quarter or so of lookups whose run continues past the home
-    // line read next. A hint only: it answers nothing and changes nothing. Issued a dozen or more lookups before
-    // lookup(a), it lets the memory latencies of successive lookups overlap. Signal-safe: no lock, no allocation,
-    // no store, bounded time; it cannot fault (a stale table it may name stays allocated while readers may run,
-    // and a prefetch of any address is harmless).
-    OJX_INTERVAL_MAP_INLINE void prefetch(address a) const noexcept {
-        const table_view t = table_view::unpack(view_.load(std::memory_order_acquire));
-        for (std::uint64_t levels = level_mask_.load(interval_map_detail::data_load); levels != 0;
-             levels &= levels - 1) {
-            const std::size_t i = t.home(level_keys_[std::countr_zero(levels)], a);
-            interval_map_detail::prefetch_line(t.cell(i));
-            interval_map_detail::prefetch_line(t.cell((i + 2) & t.mask()));
-        }
-    }
-
-    // out[i] = lookup(addresses[i]) for every i: each answer is a plain lookup, validated by the seqlock on its own
-    // exactly as lookup's is, but the addresses go in groups of lookup_group whose lines are all prefetched before
-    // the first of them is resolved. The misses of a whole group are then in flight at once, which a loop of plain
-    // lookups cannot arrange (each lookup's dependent work fills the processor's window while its own miss is
-    // outstanding). For a caller that knows several addresses before it needs the answers. out must have room for
-    // every address; only the first addresses.size() entries are written. Signal-safe, as lookup is.
-    void lookup_many(std::span<const address> addresses, std::span<lookup_result> out) const noexcept {
-        assert(out.size() >= addresses.size());
-        const std::size_t n = std::min(addresses.size(), out.size());
-        for (std::size_t first = 0; first < n; first += lookup_group) {
-            const std::size_t last = std::min(n, first + lookup_group);
-            for (std::size_t i = first; i < last; ++i) {
-                prefetch(addresses[i]);
-            }
-            for (std::size_t i = first; i < last; ++i) {
-                out[i] = lookup(addresses[i]);
-            }
-        }
     }
 
     // Writer side. Adds [begin, end) → payload. Objects overlapping the new range are evicted first (a new
@@ -394,24 +300,6 @@ public:
         size_ = 0;
         used_cells_ = 0;
         level_objects_.fill(0);
-    }
-
-    // Writer side. Removes every object for which pred(const entry&) is true (e.g. every object in a collected
-    // region); returns how many. Each removal is its own short update, so readers are never held off for long.
-    template <class Predicate>
-    std::size_t erase_if(Predicate pred) {
-        std::vector<raw_cell> doomed;
-        for_each_object(*current_, [&](const raw_cell& cell) {
-            const entry e = to_entry(cell);
-            if (pred(e)) {
-                doomed.push_back(cell);
-            }
-        });
-        for (const raw_cell& cell : doomed) {
-            victims_.assign(1, cell);
-            commit(nullptr);
-        }
-        return doomed.size();
     }
 
     // Writer side. Calls fn(const entry&) once per object, in no particular order. fn must not modify the map.
@@ -522,7 +410,8 @@ private:
 
     // One table of cells. Word layout of cell i: [begin, size, payload...]; size == 0 marks an empty cell. (The
     // size rather than the end, because a reader then tests b <= a < b + size as one subtraction and one
-    // comparison: a - b < size.) Never modified after it stops being current.
+    // comparison: a - b < size.) Readers reach it through published_; its fields never change after construction,
+    // and its cells never change after it stops being current.
     struct table {
         std::size_t mask;      // cells - 1
         unsigned line_shift;   // 64 - log2(lines), a line being two cells
@@ -548,31 +437,8 @@ private:
         }
         [[nodiscard]] std::atomic<std::uint64_t>* cell(std::size_t i) noexcept { return words + i * cell_words; }
 
-        // This table as a reader sees it, packed into one word.
-        [[nodiscard]] std::uint64_t view() const noexcept {
-            return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(words)) | line_shift;
-        }
-    };
-
-    // What a reader needs of the current table, packed into one word (view_) so that one load gives all of it: the
-    // address of the cell array, which is 64-byte aligned, with the table's line shift in the low six bits.
-    struct table_view {
-        const std::atomic<std::uint64_t>* words;
-        unsigned line_shift;
-
-        static OJX_INTERVAL_MAP_INLINE table_view unpack(std::uint64_t view) noexcept {
-            return {reinterpret_cast<const std::atomic<std::uint64_t>*>(
-                        static_cast<std::uintptr_t>(view & ~std::uint64_t{63})),
-                    static_cast<unsigned>(view & 63U)};
-        }
-        [[nodiscard]] OJX_INTERVAL_MAP_INLINE std::size_t mask() const noexcept {
-            return ~std::size_t{0} >> (line_shift - 1); // cells - 1, cells being 2^(65 - line_shift)
-        }
-        [[nodiscard]] OJX_INTERVAL_MAP_INLINE const std::atomic<std::uint64_t>* cell(std::size_t i) const noexcept {
-            return words + i * cell_words;
-        }
         // Home cell of address a at the level with key `key` (which carries the level's granule shift).
-        [[nodiscard]] OJX_INTERVAL_MAP_INLINE std::size_t home(std::uint64_t key, address a) const noexcept {
+        [[nodiscard]] std::size_t home(std::uint64_t key, address a) const noexcept {
             return interval_map_detail::home(key, a >> (key & 63U), line_shift);
         }
     };
@@ -638,8 +504,7 @@ private:
     }
 
     // Reader: what lookup's look at one line did not decide. Up to read_attempts full passes, backing off between
-    // them (an update in progress may belong to the very thread this signal handler interrupted); then `busy`. Out
-    // of line, so that the code around an inlined lookup stays small and keeps the answer in registers.
+    // them (an update in progress may belong to the very thread this signal handler interrupted); then `busy`.
     // Signal-safe.
     OJX_INTERVAL_MAP_NOINLINE lookup_result lookup_slow(address a) const noexcept {
         for (unsigned attempt = 0; attempt < read_attempts_; ++attempt) {
@@ -648,7 +513,7 @@ private:
                 interval_map_detail::cpu_relax();
             }
             const std::uint64_t g1 = gen_.load(std::memory_order_acquire);
-            const lookup_result result = probe(table_view::unpack(view_.load(std::memory_order_acquire)),
+            const lookup_result result = probe(*published_.load(std::memory_order_acquire),
                                                level_mask_.load(interval_map_detail::data_load), a);
             if constexpr (interval_map_detail::use_fences) {
                 std::atomic_thread_fence(std::memory_order_acquire);
@@ -662,12 +527,10 @@ private:
 
     // Reader: the rest of a lookup whose home line in the lowest level held no containing cell, in the seqlock
     // window lookup opened (generation g1, even): that level's run on from its home (the line is in the cache
-    // now), then the other levels; lookup_slow if an update overlapped. Out of line, and without starting over,
-    // because with small objects (several to a granule) it is a common case. It takes only what lookup needs in
-    // registers anyway, and reads the rest again (unchanged unless the generation changed). Signal-safe.
-    OJX_INTERVAL_MAP_NOINLINE lookup_result lookup_rest(address a, std::uint64_t g1,
+    // now), then the other levels; lookup_slow if an update overlapped. Without starting over, because with small
+    // objects (several to a granule) it is a common case. Signal-safe.
+    OJX_INTERVAL_MAP_NOINLINE lookup_result lookup_rest(address a, std::uint64_t g1, const table& t,
                                                         const std::atomic<std::uint64_t>* home) const noexcept {
-        const table_view t = table_view::unpack(view_.load(std::memory_order_acquire));
         lookup_result result = scan_run(t, static_cast<std::size_t>(home - t.words) / cell_words, a);
         if (!result.found()) {
             const std::uint64_t levels = level_mask_.load(interval_map_detail::data_load);
@@ -684,7 +547,7 @@ private:
 
     // Reader: one full pass (to be validated by the seqlock): at every level in `levels`, the run from the home
     // cell. Signal-safe.
-    lookup_result probe(const table_view t, std::uint64_t levels, address a) const noexcept {
+    lookup_result probe(const table& t, std::uint64_t levels, address a) const noexcept {
         for (; levels != 0; levels &= levels - 1) {
             const lookup_result result = scan_run(t, t.home(level_keys_[std::countr_zero(levels)], a), a);
             if (result.found()) {
@@ -695,9 +558,9 @@ private:
     }
 
     // Reader: the run from cell i to its first empty cell, for a cell containing a. Signal-safe.
-    static lookup_result scan_run(const table_view t, std::size_t i, address a) noexcept {
+    static lookup_result scan_run(const table& t, std::size_t i, address a) noexcept {
         using interval_map_detail::data_load;
-        const std::size_t mask = t.mask();
+        const std::size_t mask = t.mask;
         // Bounded by the table size even if a concurrent update leaves no empty cell in view.
         for (std::size_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
             const std::atomic<std::uint64_t>* c = t.cell(i);
@@ -720,7 +583,7 @@ private:
     };
 
     // Cell c's payload words as they are now. Signal-safe.
-    static OJX_INTERVAL_MAP_INLINE std::array<std::uint64_t, payload_words> read_payload(
+    static std::array<std::uint64_t, payload_words> read_payload(
         const std::atomic<std::uint64_t>* c) noexcept {
         std::array<std::uint64_t, payload_words> words;
         for (std::size_t w = 0; w < payload_words; ++w) {
@@ -730,12 +593,12 @@ private:
     }
 
     // Cell c's words as they are now. Signal-safe.
-    static OJX_INTERVAL_MAP_INLINE stored_cell read_stored(const std::atomic<std::uint64_t>* c) noexcept {
+    static stored_cell read_stored(const std::atomic<std::uint64_t>* c) noexcept {
         return stored_cell{c[0].load(interval_map_detail::data_load), c[1].load(interval_map_detail::data_load),
                            read_payload(c)};
     }
 
-    static OJX_INTERVAL_MAP_INLINE lookup_result found(const stored_cell& c) noexcept {
+    static lookup_result found(const stored_cell& c) noexcept {
         return lookup_result{lookup_status::found, entry{c.begin, c.begin + c.size, std::bit_cast<Payload>(c.payload)}};
     }
 
@@ -1083,7 +946,7 @@ private:
         for_each_object(*current_, [&](const raw_cell& c) { place(*next, c); });
         retired_.reserve(retired_.size() + 1);
         write_begin();
-        view_.store(next->view(), std::memory_order_release);
+        published_.store(next.get(), std::memory_order_release);
         write_end();
         retired_.push_back(std::move(current_));
         current_ = std::move(next);
@@ -1109,7 +972,7 @@ private:
 
     // Read by readers (one cache line).
     alignas(64) std::atomic<std::uint64_t> gen_{0}; // seqlock generation; odd while an update is in progress
-    std::atomic<std::uint64_t> view_{0}; // the current table (table_view)
+    std::atomic<const table*> published_{nullptr}; // current_, for readers
     std::atomic<std::uint64_t> level_mask_{0}; // bit k set when level k holds objects
     std::atomic<std::uint64_t> first_key_{0};  // key of the lowest level that holds objects; 0 if none
     const unsigned granule_shift_;
