@@ -3,7 +3,8 @@
 // estimator and a calling context tree, and is driven by events from any backend:
 //
 //   allocation / free / move / GC   keep the object map true (objects below a size threshold are ignored);
-//   access sample                   find the sampled object; remember ⟨offset, value, digest⟩ for its context;
+//   access sample                   the sampled object, found once (resolve) and handed along with the sample;
+//                                   remember ⟨offset, value, digest⟩ for its context;
 //                                   if it is a later, different object than a remembered one of the same
 //                                   context, watch it at the remembered offsets;
 //   watchpoint trap                 compare the remembered value (and the digest of the window around it) with
@@ -19,6 +20,7 @@
 #pragma once
 
 #include "ojx/allocation_metrics.hpp"
+#include "ojx/analysis_sink.hpp"
 #include "ojx/calling_context_tree.hpp"
 #include "ojx/content_digest.hpp"
 #include "ojx/interval_map.hpp"
@@ -212,8 +214,7 @@ public:
     context_tree& contexts() noexcept { return contexts_; }
     const context_tree& contexts() const noexcept { return contexts_; }
     std::size_t tracked_objects() const noexcept { return objects_.size(); }
-    // Signal-safe: whether `where` is inside a tracked object. Lets a backend skip work (capturing the access
-    // context) for samples that on_sample would drop as untracked.
+    // Signal-safe: whether `where` is inside a tracked object (for tests and tools; a sample is resolved instead).
     bool tracks(address where) const noexcept { return objects_.lookup(where).status == lookup_status::found; }
     // Bytes held by the object map (all tables, including retired ones), for memory accounting.
     std::size_t object_map_bytes() const noexcept { return objects_.memory_bytes(); }
@@ -302,12 +303,7 @@ public:
     // object died. The map is rebuilt in one go, because a survivor may now lie where another one was; the
     // objects keep their serials, so their remembered probes stay theirs. Call on_gc_start before the
     // collection; no watchpoint survives it.
-    struct relocated_object {
-        address from;
-        address to;
-        std::uint64_t size;
-        object_info info;
-    };
+    using relocated_object = ojx::relocated_object;
     void on_collection(std::span<const relocated_object> survivors) {
         on_gc_start();
         const std::size_t before = objects_.size();
@@ -325,30 +321,38 @@ public:
         objects_.clear();
     }
 
-    // Signal-safe (no allocation, no lock): called for each delivered sample.
-    void on_sample(const access_sample& sample) noexcept {
+    // Signal-safe (no lock, no allocation): `sample` with the tracked object at its address, looked up once here
+    // for everything the sample goes to (the host's access context capture, every sink).
+    resolved_sample resolve(const access_sample& sample) const noexcept {
+        const auto found = objects_.lookup(sample.effective_address);
+        return resolved_sample{sample, found.status,
+                               tracked_object{found.value.begin, found.value.end, found.value.payload}};
+    }
+
+    // Signal-safe (no allocation, no lock): called for each delivered sample, found by resolve.
+    void on_sample(const resolved_sample& resolved) noexcept {
+        const access_sample& sample = resolved.sample;
         ++stats_.samples;
-        if (sample.kind == access_kind::store && !config_.probe_stores) {
+        if (ignores(sample)) {
             ++stats_.samples_stores_ignored;
             return;
         }
-        const auto found = objects_.lookup(sample.effective_address);
-        if (found.status == lookup_status::busy) {
+        if (resolved.status == lookup_status::busy) {
             ++stats_.samples_busy;
             return;
         }
-        if (found.status != lookup_status::found) {
+        if (!resolved.found()) {
             ++stats_.samples_untracked;
             return;
         }
-        const auto& object = found.value;
-        context_state* state = existing_state(object.payload.allocation_context);
+        const tracked_object& object = resolved.object;
+        context_state* state = existing_state(object.info.allocation_context);
         if (state == nullptr) {
             ++stats_.samples_untracked;
             return;
         }
         count_access(*state, sample.access_context);
-        const std::uint64_t size = object.end - object.begin;
+        const std::uint64_t size = object.size();
         const std::uint64_t offset = sample.effective_address - object.begin;
         const std::uint8_t width = clamp_width(sample.width, size - offset);
         compared_window window;
@@ -357,15 +361,23 @@ public:
             return;
         }
         const probe sampled{offset, masked(sample.value, width), 0, width, sample.access_context};
-        if (state->last_paired_target != object.payload.serial) {
-            state->last_paired_target = object.payload.serial;
-            auto scan = scan_remembered<true>(*state, object.payload.serial);
-            pair_with_earlier(*state, scan, object.payload, object.begin, size);
-            remember(*state, scan.own_slot, object.payload.serial, object.begin, size, sampled, window);
+        if (state->last_paired_target != object.info.serial) {
+            state->last_paired_target = object.info.serial;
+            auto scan = scan_remembered<true>(*state, object.info.serial);
+            pair_with_earlier(*state, scan, object.info, object.begin, size);
+            remember(*state, scan.own_slot, object.info.serial, object.begin, size, sampled, window);
         } else {
-            remember(*state, scan_remembered<false>(*state, object.payload.serial).own_slot, object.payload.serial,
+            remember(*state, scan_remembered<false>(*state, object.info.serial).own_slot, object.info.serial,
                      object.begin, size, sampled, window);
         }
+    }
+    // A sample no host has resolved (a replay, an emulated machine driving the profiler alone).
+    void on_sample(const access_sample& sample) noexcept {
+        on_sample(ignores(sample) ? resolved_sample{sample} : resolve(sample));
+    }
+    // Whether on_sample drops `sample` whatever it hit (a store, unless stores are probed).
+    bool ignores(const access_sample& sample) const noexcept {
+        return sample.kind == access_kind::store && !config_.probe_stores;
     }
 
     // Signal-safe: called when the watchpoint in `trap.slot` fires.

@@ -46,8 +46,7 @@ std::optional<std::string> profiling_session::start(const session_options& optio
             return error;
         }
     }
-    if (auto error = backend_.start(options.backend, backend_delivery{this, deliver<access_sample, &profiler_type::on_sample>,
-                                                                      deliver<watchpoint_trap, &profiler_type::on_trap>})) {
+    if (auto error = backend_.start(options.backend, backend_delivery{this, deliver<access_sample>, deliver<watchpoint_trap>})) {
         if (recording_) recording_->file.close();
         recording_.reset();
         return error;
@@ -328,7 +327,7 @@ bool profiling_session::stage(const access_sample& sample, const ucontext_t& con
         slot.sample = sample;
         // As deliver: only a sample in a tracked object gets an access context (the object map's lookup needs no
         // lock). An object freed before the drain makes the sample untracked there, and the path unused.
-        slot.depth = profiler_->tracks(sample.effective_address)
+        slot.depth = profiler_->resolve(sample).found()
                          ? static_cast<std::uint32_t>(walk_stack(context, static_cast<pid_t>(sample.thread), slot.frames))
                          : 0;
         slot.state.store(staged_ready, std::memory_order_release);
@@ -342,9 +341,9 @@ bool profiling_session::stage(const access_sample& sample, const ucontext_t& con
 void profiling_session::drain_staged(const handler_reads& reads) noexcept {
     for (staged_sample& slot : staged_) {
         if (slot.state.load(std::memory_order_acquire) != staged_ready) continue;
-        access_sample sample = slot.sample;
-        if (slot.depth > 0 && profiler_->tracks(sample.effective_address))
-            sample.access_context = context_of(slot.frames, slot.depth);
+        // Found again: the object may have been freed since it was staged.
+        resolved_sample resolved = profiler_->resolve(slot.sample);
+        if (slot.depth > 0 && resolved.found()) resolved.sample.access_context = context_of(slot.frames, slot.depth);
         slot.state.store(staged_free, std::memory_order_release);
         staged_ready_.fetch_sub(1, std::memory_order_relaxed);
         // A collection that started since it was staged: the object map may be stale.
@@ -353,8 +352,7 @@ void profiling_session::drain_staged(const handler_reads& reads) noexcept {
             continue;
         }
         memory_.reads = reads;
-        handle([&]() noexcept { profiler_->on_sample(sample); }, sample);
-        compare_at_sample(sample);
+        deliver_sample(resolved);
         memory_.reads = {};
     }
 }

@@ -189,7 +189,7 @@ private:
         profiling_session& session_;
     };
     // Signal-safe: the backend's delivery callbacks (for samples and for traps). Only tries the lock.
-    template <class Event, void (profiler_type::*handle)(const Event&) noexcept>
+    template <class Event>
     static void deliver(void* self, const Event& event, const ucontext_t& context,
                         const handler_reads& reads) noexcept {
         auto& session = *static_cast<profiling_session*>(self);
@@ -211,18 +211,20 @@ private:
             session.lock_.unlock();
             return;
         }
-        Event with_context = event;
-        // Capture the access context only for samples in tracked objects: the others are dropped, and their
-        // paths would fill the context tree, which allocation contexts share.
-        if constexpr (is_sample) {
-            if (session.profiler_->tracks(event.effective_address))
-                with_context.access_context = session.access_context(context, static_cast<pid_t>(event.thread));
-        } else {
-            with_context.access_context = session.access_context(context, static_cast<pid_t>(event.thread));
-        }
         session.memory_.reads = reads; // for this handler's reads only: set back before the lock is released
-        session.handle([&]() noexcept { (*session.profiler_.*handle)(with_context); }, with_context);
-        if constexpr (is_sample) session.compare_at_sample(with_context);
+        if constexpr (is_sample) {
+            // The sample's object, found once for all that follows. Only a sample in a tracked object gets an
+            // access context: the others are dropped, and their paths would fill the context tree, which
+            // allocation contexts share.
+            resolved_sample resolved = session.profiler_->resolve(event);
+            if (resolved.found())
+                resolved.sample.access_context = session.access_context(context, static_cast<pid_t>(event.thread));
+            session.deliver_sample(resolved);
+        } else {
+            watchpoint_trap with_context = event;
+            with_context.access_context = session.access_context(context, static_cast<pid_t>(event.thread));
+            session.handle([&]() noexcept { session.profiler_->on_trap(with_context); }, with_context);
+        }
         session.memory_.reads = {};
         session.release(&reads);
     }
@@ -249,9 +251,11 @@ private:
     // Signal-safe: drains and lets the lock go; `reads` is the calling handler's, or nullptr outside handlers. A
     // sample staged just before the unlock is drained here too, by taking the lock again if it is free.
     void release(const handler_reads* reads) noexcept;
-    // Signal-safe, with the lock held: where pairs are compared at the sample, the watches `sample` armed are
-    // compared now, each as a trap with the word read at once.
-    void compare_at_sample(const access_sample& sample) noexcept {
+    // Signal-safe, with the lock held: hands a resolved sample to the profiler and, where pairs are compared at the
+    // sample, compares the watches it armed now, each as a trap with the word read at once.
+    void deliver_sample(const resolved_sample& resolved) noexcept {
+        const access_sample& sample = resolved.sample;
+        handle([&]() noexcept { profiler_->on_sample(resolved); }, sample);
         if (!backend_.compares_at_sample()) return;
         while (const auto watch = backend_.take_armed_at_sample()) {
             std::uint64_t value = 0;
