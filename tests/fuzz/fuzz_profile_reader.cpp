@@ -4,6 +4,7 @@
 // interval ends within [0, 1] (or not a number), intervals in order, comparison counts that do not wrap. And it
 // must survive a round trip: written by the profile writer and read back, it writes the same text again.
 #include "profile_reader.hpp"
+
 #include "ojx/profile_writer.hpp"
 
 #include <cmath>

@@ -5,6 +5,7 @@
 #include "generated_profiles.hpp"
 #include "profile_merger.hpp"
 #include "profile_reader.hpp"
+
 #include "ojx/profile_writer.hpp"
 
 #include <catch2/catch.hpp>

@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "profile_merger.hpp"
+
 #include "ojx/profile_writer.hpp"
 
 #include <cstdio>
