@@ -4,7 +4,7 @@
 // dealing its sources out — the sum of the parts is then exactly the whole.
 #pragma once
 
-#include "profile.hpp"
+#include "ojx/profile.hpp"
 
 #include "ojx/random.hpp"
 
@@ -24,7 +24,7 @@ struct simulated_site {
     std::string type;
     std::vector<std::string> frames;
     std::vector<simulated_source> sources;
-    std::vector<access_context> accesses;
+    std::vector<named_access_context> accesses;
 };
 
 inline std::vector<simulated_site> simulate_sites(std::uint64_t seed, std::size_t count) {

@@ -6,7 +6,7 @@
 // tests/tools/CMakeLists.txt passes to the browser test). Estimates come from the real estimator.
 //
 // usage: profile_fixture OUT.json [CONTEXTS]   (default 40 contexts)
-#include "profile_writer.hpp"
+#include "ojx/profile_writer.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -19,7 +19,7 @@
 
 namespace {
 
-using namespace ojx::tool;
+using namespace ojx;
 
 constexpr const char* planted_site = "com.acme.ingest.DictionaryPageReader.readPage(DictionaryPageReader.java:212)";
 
@@ -53,7 +53,7 @@ ojx::evidence_summary simulate_evidence(double theta, std::uint64_t comparisons,
 
 context_profile make_context(std::string type, std::vector<std::string> frames, std::uint64_t objects,
                              std::uint64_t object_size, double theta, std::uint64_t comparisons,
-                             std::vector<access_context> accesses, const ojx::estimator_config& config,
+                             std::vector<named_access_context> accesses, const ojx::estimator_config& config,
                              std::mt19937& random) {
     context_profile c;
     c.type = std::move(type);
@@ -118,7 +118,7 @@ profile make_profile(std::size_t count) {
     const ojx::estimator_config config = p.run.estimator;
 
     auto access_stacks = [&](std::size_t n) {
-        std::vector<access_context> accesses;
+        std::vector<named_access_context> accesses;
         std::uint64_t samples = 1'600;
         for (std::size_t i = 0; i < n; ++i, samples = samples * 2 / 5 + 3)
             accesses.push_back({{pick(users, random), pick(middle, random), outer[0]}, samples});
@@ -161,7 +161,8 @@ profile make_profile(std::size_t count) {
                                           pick(sizes, random),
                                           theta_of(), comparisons, access_stacks(1 + i % 4), config, random));
     }
-    std::sort(p.contexts.begin(), p.contexts.end(), ojx::tool::ranks_before);
+    std::sort(p.contexts.begin(), p.contexts.end(),
+              [](const context_profile& a, const context_profile& b) { return ranks_before(a, b); });
     return p;
 }
 

@@ -13,6 +13,7 @@
 
 namespace {
 
+using namespace ojx;
 using namespace ojx::tool;
 
 constexpr const char* data_open = R"(<script type="application/json" id="ojx-data">)";

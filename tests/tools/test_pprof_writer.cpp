@@ -20,6 +20,7 @@
 
 namespace {
 
+using namespace ojx;
 using namespace ojx::tool;
 namespace pb = perftools::profiles;
 

@@ -5,7 +5,8 @@
 #include "generated_profiles.hpp"
 #include "profile_merger.hpp"
 #include "profile_reader.hpp"
-#include "profile_writer.hpp"
+
+#include "ojx/profile_writer.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -32,8 +33,8 @@ std::vector<profile> split(const std::vector<simulated_site>& sites, std::size_t
     for (const simulated_site& site : sites) {
         std::vector<std::vector<std::size_t>> dealt(parts);
         for (std::size_t k = 0; k < site.sources.size(); ++k) dealt[rng.below(parts)].push_back(k);
-        std::vector<std::vector<access_context>> accesses(parts);
-        for (const access_context& a : site.accesses) {
+        std::vector<std::vector<named_access_context>> accesses(parts);
+        for (const named_access_context& a : site.accesses) {
             std::uint64_t left = a.samples;
             for (std::size_t p = 0; p < parts && left > 0; ++p) {
                 const std::uint64_t share = p + 1 == parts ? left : rng.below(left + 1);
@@ -118,8 +119,8 @@ TEST_CASE("merging the parts of a split profile gives exactly the whole") {
             CHECK(c.estimate.omega == whole.estimate.omega);
             CHECK(c.estimate.gamma == whole.estimate.gamma);
             std::uint64_t samples = 0, expected = 0;
-            for (const access_context& a : c.accesses) samples += a.samples;
-            for (const access_context& a : site.accesses) expected += a.samples;
+            for (const named_access_context& a : c.accesses) samples += a.samples;
+            for (const named_access_context& a : site.accesses) expected += a.samples;
             CHECK(samples == expected);
             ++sites_checked;
         }

@@ -3,10 +3,10 @@
 // problem — never a crash, never a silently partial profile.
 #include "generated_profiles.hpp"
 #include "profile_reader.hpp"
-#include "profile_writer.hpp"
 
 #include "ojx/emulation/heap_shapes.hpp"
 #include "ojx/emulation/session.hpp"
+#include "ojx/profile_writer.hpp"
 #include "ojx/report.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,7 +1,8 @@
 // The streaming selection behind `ojx report --top N`: whatever order sites arrive in, it keeps exactly the N that
 // a full sort by rank would put first, holds no more than N at a time, and counts every site for the header.
 #include "generated_profiles.hpp"
-#include "site_selection.hpp"
+
+#include "ojx/site_selection.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -3,7 +3,7 @@
 // already use. Sites with a value of 0 are left out (a flame graph has nothing to draw for them).
 #pragma once
 
-#include "profile.hpp"
+#include "ojx/profile.hpp"
 
 #include <optional>
 #include <ostream>

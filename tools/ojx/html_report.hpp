@@ -3,7 +3,7 @@
 // markup, style and script are compiled in (report_template.html) and the profile travels inside it as JSON.
 #pragma once
 
-#include "profile.hpp"
+#include "ojx/profile.hpp"
 
 #include <cstddef>
 #include <ostream>

@@ -4,7 +4,8 @@
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "profile_merger.hpp"
-#include "profile_writer.hpp"
+
+#include "ojx/profile_writer.hpp"
 
 #include <cstdio>
 #include <iostream>

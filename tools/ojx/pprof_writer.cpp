@@ -216,7 +216,7 @@ void pprof_writer::add(const context_profile& context) {
         add_percent_label(builder, sample, "omega", context.estimate.omega);
         add_percent_label(builder, sample, "gamma", context.estimate.gamma);
     }
-    for (const access_context& access : context.accesses)
+    for (const named_access_context& access : context.accesses)
         if (!access.frames.empty()) add_label(builder, sample, "used_at", access.frames.front());
 }
 

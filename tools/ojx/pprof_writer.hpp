@@ -19,7 +19,7 @@
 // contexts are only its most-sampled few, so any split would be invented.
 #pragma once
 
-#include "profile.hpp"
+#include "ojx/profile.hpp"
 
 #include <memory>
 #include <optional>

@@ -2,9 +2,12 @@
 
 #include "profile_reader.hpp"
 
+#include "ojx/profile_writer.hpp"
+
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <utility>
 
 namespace ojx::tool {
 namespace {
@@ -16,17 +19,17 @@ std::string site_key(const context_profile& c) {
     return key;
 }
 
-void add_accesses(std::vector<access_context>& into, std::vector<access_context>&& more) {
-    for (access_context& access : more) {
+void add_accesses(std::vector<named_access_context>& into, std::vector<named_access_context>&& more) {
+    for (named_access_context& access : more) {
         const auto same = std::find_if(into.begin(), into.end(),
-                                       [&](const access_context& a) { return a.frames == access.frames; });
+                                       [&](const named_access_context& a) { return a.frames == access.frames; });
         if (same != into.end()) same->samples += access.samples;
         else into.push_back(std::move(access));
     }
 }
 
-void sort_accesses(std::vector<access_context>& accesses) {
-    std::sort(accesses.begin(), accesses.end(), [](const access_context& a, const access_context& b) {
+void sort_accesses(std::vector<named_access_context>& accesses) {
+    std::sort(accesses.begin(), accesses.end(), [](const named_access_context& a, const named_access_context& b) {
         if (a.samples != b.samples) return a.samples > b.samples;
         return a.frames < b.frames;
     });
@@ -93,7 +96,7 @@ void profile_merger::add_context(context_profile&& context, const std::string& s
     if (++s.contributions == 2) {
         // The first profile's list may name one access context twice (two pcs of one source line): fold it
         // first, so that which of its entries the others' counts join does not depend on the order of inputs.
-        std::vector<access_context> folded;
+        std::vector<named_access_context> folded;
         add_accesses(folded, std::move(m.accesses));
         m.accesses = std::move(folded);
     }
@@ -134,11 +137,13 @@ std::optional<std::string> profile_merger::add_run(const run_profile& run, const
                                                       std::max(run_.sampled_interval_range->second, largest)}
                                           : *run.sampled_interval_range;
     }
-    std::map<std::string, std::uint64_t> sums;
-    for (const run_counter& c : run_.counters) sums[c.path] += c.value;
-    for (const run_counter& c : run.counters) sums[c.path] += c.value;
+    // Summed by path, in the profile's order: the profiler's counters as profiler_counters lists them, then the
+    // others (the agents') by name, whatever order the inputs came in.
+    std::map<std::pair<std::size_t, std::string>, std::uint64_t> sums;
+    for (const std::vector<run_counter>* counters : {&std::as_const(run_).counters, &run.counters})
+        for (const run_counter& c : *counters) sums[{profiler_counter_index(c.path), c.path}] += c.value;
     run_.counters.clear();
-    for (const auto& [path, value] : sums) run_.counters.push_back({path, value});
+    for (const auto& [at, value] : sums) run_.counters.push_back({at.second, value});
     run_.profiles += run.profiles;
     return std::nullopt;
 }

@@ -5,7 +5,7 @@
 // does not depend on the order or grouping of the inputs (merging is commutative and associative).
 #pragma once
 
-#include "profile.hpp"
+#include "ojx/profile.hpp"
 
 #include <cstddef>
 #include <optional>

@@ -4,7 +4,7 @@
 // newer version, a field of the wrong type).
 #pragma once
 
-#include "profile.hpp"
+#include "ojx/profile.hpp"
 
 #include <cstdio>
 #include <functional>

@@ -10,8 +10,10 @@
 #include "pprof_writer.hpp"
 #include "profile_merger.hpp"
 #include "profile_reader.hpp"
-#include "site_selection.hpp"
-#include "text_report.hpp"
+#include "source_lines.hpp"
+
+#include "ojx/site_selection.hpp"
+#include "ojx/text_report.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -198,7 +200,7 @@ int report_command(arguments args) {
         std::unique_ptr<source_lines> sources;
         if (!r.source_directories.empty()) {
             sources = std::make_unique<source_lines>(r.source_directories);
-            r.text.sources = sources.get();
+            r.text.source_line = [&lines = *sources](std::string_view frame) { return lines.line_of(frame); };
         }
         write_text_report(std::cout, r.profiles, run, table.best(), table.totals(), r.text);
     }

@@ -47,7 +47,7 @@ struct summary_settings {
     std::span<const std::string> agent_lines; // the agent's own, after the counts and the health lines
 };
 
-// The exit summary on standard error: unless quiet, `report_text` (the top sites), the backend's counts, what the
+// The exit summary on standard error: unless quiet, `report_text` (the top sites, as `ojx report` prints them), the backend's counts, what the
 // program was spared (health lines), the agent's lines and where the profile went; `error`, the write's failure,
 // is one line, always, and last.
 void print_summary(std::string_view report_text, const hardware::profiling_session& session, const std::string& path,
@@ -58,14 +58,15 @@ void print_summary(std::string_view report_text, const hardware::profiling_sessi
 template <class Tree>
 bool write_agent_profile(const agent_profile<Tree>& profile, const std::string& path,
                    const hardware::profiling_session& session, const summary_settings& settings) {
+    const ojx::profile named = profile_of(profile.report, profile.tree, profile.naming, profile.facts);
     hardware::output_file out;
     std::optional<std::string> error = out.open(path);
     if (!error) {
-        write_json(out.stream(), profile.report, profile.tree, profile.naming, profile.facts);
+        write_profile_json(out.stream(), named);
         error = out.commit();
     }
     std::ostringstream text;
-    if (!settings.quiet) write_text(text, profile.report, profile.tree, profile.naming, profile.facts, 5);
+    if (!settings.quiet) write_text_report(text, {}, named, 5);
     print_summary(text.view(), session, path, error, settings);
     return !error;
 }

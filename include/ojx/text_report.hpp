@@ -1,45 +1,99 @@
-#include "text_report.hpp"
+// The report for a terminal, the one that `ojx report` prints and the agents print at exit (their top sites):
+// which allocation sites hold replicas, ranked, with the numbers that say how sure ojx is (theta with its
+// interval, the bounds on the largest identical group, the evidence behind them), what a fix would save, and
+// where the replicas are used — what a busy engineer needs to pick the site to fix. Not for signal handlers.
+#pragma once
 
-#include "ojx/report.hpp"
+#include "ojx/profile.hpp"
+#include "ojx/site_selection.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
+#include <functional>
+#include <optional>
+#include <ostream>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
-namespace ojx::tool {
-namespace {
+namespace ojx {
 
-using report_detail::bytes;
-using report_detail::percent;
+namespace report_detail {
 
-std::uint64_t counter(const run_profile& run, std::string_view path) {
-    for (const run_counter& c : run.counters)
-        if (c.path == path) return c.value;
-    return 0;
+inline std::string percent(double value) {
+    char buffer[16];
+    std::snprintf(buffer, sizeof buffer, "%.0f%%", 100 * value);
+    return buffer;
 }
+
+inline std::string bytes(double value) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int unit = 0;
+    while (value >= 1024 && unit < 4) {
+        value /= 1024;
+        ++unit;
+    }
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+    return buffer;
+}
+
+} // namespace report_detail
+
+// What a report says to do where no site has an estimate: the agents' options that bring more evidence.
+inline constexpr const char* more_evidence =
+    "Profile longer; track more allocations (track_rate=, or interval=0 for every one), or smaller ones "
+    "(threshold=, if the program's objects are smaller); sample accesses more often (rate=).";
+
+// Where a site's objects were used, as reports list it: each access's leaf frame (`leaf_of`) with its samples,
+// accesses whose contexts differ only further out summed into one line, most sampled first.
+template <class Accesses, class LeafOf>
+std::vector<std::pair<std::string, std::uint64_t>> uses_by_leaf(const Accesses& accesses, LeafOf leaf_of) {
+    std::vector<std::pair<std::string, std::uint64_t>> uses;
+    for (const auto& a : accesses) {
+        std::string leaf = leaf_of(a);
+        const auto same = std::find_if(uses.begin(), uses.end(), [&](const auto& u) { return u.first == leaf; });
+        if (same != uses.end()) same->second += a.samples;
+        else uses.emplace_back(std::move(leaf), a.samples);
+    }
+    std::stable_sort(uses.begin(), uses.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+    return uses;
+}
+
+struct text_options {
+    std::size_t frames = 3;   // allocation frames shown per site (the site itself and its callers)
+    std::size_t accesses = 3; // access contexts shown per site
+    double min_theta = 0;     // as asked for (shown in the header when > 0)
+    // A frame's source line, printed under the line that names it where there is one (ojx report --source).
+    std::function<std::optional<std::string>(std::string_view frame)> source_line;
+};
+
+namespace report_detail {
 
 // With --source, the frame's source line under the line that names it.
-void write_source(std::ostream& out, const std::string& frame, const text_options& options) {
-    if (options.sources == nullptr) return;
-    if (const auto line = options.sources->line_of(frame)) out << "             | " << *line << '\n';
+inline void write_source(std::ostream& out, const std::string& frame, const text_options& options) {
+    if (!options.source_line) return;
+    if (const auto line = options.source_line(frame)) out << "             | " << *line << '\n';
 }
 
-void write_frame_line(std::ostream& out, const char* label, const std::string& frame, const std::string& note,
+inline void write_frame_line(std::ostream& out, const char* label, const std::string& frame, const std::string& note,
                       const text_options& options) {
     out << label << frame << note << '\n';
     write_source(out, frame, options);
 }
 
 // A count as a whole number, "~" before it when it is an estimate.
-std::string amount(double value, bool estimated) {
+inline std::string amount(double value, bool estimated) {
     char text[40];
     std::snprintf(text, sizeof text, "%s%.0f", estimated ? "~" : "", value);
     return text;
 }
 
 // JP's metrics, one line per type: "allocated: 300 arrays of byte, 614400 elements, 600.0 KiB".
-void write_allocations(std::ostream& out, const named_allocations& a) {
+inline void write_allocation_lines(std::ostream& out, const named_allocations& a) {
     const auto line = [&](const std::string& what, const type_allocations& t) {
         out << "        allocated: " << amount(t.instances, a.estimated);
         if (t.instances_variance > 0) out << " (+-" << amount(std::sqrt(t.instances_variance), false) << ')';
@@ -57,7 +111,7 @@ void write_allocations(std::ostream& out, const named_allocations& a) {
     if (a.other.seen > 0) line("objects of other types", a.other);
 }
 
-void write_site(std::ostream& out, std::size_t rank, const context_profile& c, const text_options& options) {
+inline void write_site(std::ostream& out, std::size_t rank, const context_profile& c, const text_options& options) {
     const replica_estimate& e = c.estimate;
     const site_estimate& s = c.combined;
     const bool whole = s.basis == evidence_basis::whole_objects;
@@ -82,18 +136,18 @@ void write_site(std::ostream& out, std::size_t rank, const context_profile& c, c
         write_frame_line(out, "        from ", c.frames[f], "", options);
     if (c.frames.size() > options.frames && options.frames > 0)
         out << "        (" << c.frames.size() - options.frames << " more frames)\n";
-    if (c.allocated) write_allocations(out, *c.allocated);
+    if (c.allocated) write_allocation_lines(out, *c.allocated);
     if (whole && c.identical.largest_all_zero) out << "        the largest identical group is all zeros\n";
     if (c.near.found)
         out << "        near-replicas (not identical): " << c.near.near << " of " << c.identical.objects
             << " objects digested whole share " << percent(c.near.shared_fraction)
             << " of their contents with one representative\n";
     // The table names only where the objects were used (an access context's leaf).
-    const auto uses = uses_by_leaf(c.accesses, [](const access_context& a) {
+    const auto uses = uses_by_leaf(c.accesses, [](const named_access_context& a) {
         return a.frames.empty() ? std::string("?") : a.frames.front();
     });
     std::uint64_t sampled = 0;
-    for (const access_context& a : c.accesses) sampled += a.samples;
+    for (const named_access_context& a : c.accesses) sampled += a.samples;
     for (std::size_t u = 0; u < uses.size() && u < options.accesses; ++u) {
         char share[64];
         std::snprintf(share, sizeof share, "  (%llu samples, %s)", static_cast<unsigned long long>(uses[u].second),
@@ -103,13 +157,15 @@ void write_site(std::ostream& out, std::size_t rank, const context_profile& c, c
     out << '\n';
 }
 
-} // namespace
+} // namespace report_detail
 
-void write_text_report(std::ostream& out, const std::vector<std::string>& sources_read, const run_profile& run,
+// `sources_read` names the profiles read; `sites` are the sites to list, best first.
+inline void write_text_report(std::ostream& out, const std::vector<std::string>& sources_read, const run_profile& run,
                        const std::vector<context_profile>& sites, const site_totals& totals,
                        const text_options& options) {
-    out << "ojx replica report: ";
-    for (std::size_t i = 0; i < sources_read.size() && i < 3; ++i) out << (i ? ", " : "") << sources_read[i];
+    using namespace report_detail;
+    out << "ojx replica report";
+    for (std::size_t i = 0; i < sources_read.size() && i < 3; ++i) out << (i ? ", " : ": ") << sources_read[i];
     if (sources_read.size() > 3) out << " and " << sources_read.size() - 3 << " more";
     if (run.profiles > 1) out << " (merged from " << run.profiles << " profiles)";
     out << "\n  runtime:     " << joined(run.runtime) << "\n  sampler:     " << joined(run.sampler)
@@ -125,8 +181,8 @@ void write_text_report(std::ostream& out, const std::vector<std::string>& source
                 << " to " << bytes(static_cast<double>(run.sampled_interval_range->second)) << " (0: every one)";
         out << '\n';
     }
-    out << "  " << counter(run, "samples") << " samples, " << counter(run, "comparisons") << " comparisons, "
-        << counter(run, "objects_digested") << " objects digested whole; " << totals.sites << " allocation sites, "
+    out << "  " << run.counter("samples") << " samples, " << run.counter("comparisons") << " comparisons, "
+        << run.counter("objects_digested") << " objects digested whole; " << totals.sites << " allocation sites, "
         << totals.estimated << " with an estimate (at least " << run.estimator.min_comparisons << " comparisons or "
         << run.estimator.min_digested_objects << " objects digested whole), " << totals.replicated
         << " replicated (largest group >= " << percent(replicated_omega) << ")\n\n";
@@ -160,4 +216,12 @@ void write_text_report(std::ostream& out, const std::vector<std::string>& source
         out << "~: estimated from sampled allocations (objects and savings are of all the allocations, scaled).\n";
 }
 
-} // namespace ojx::tool
+// The report of a profile in memory, its `top` best sites with an estimate.
+inline void write_text_report(std::ostream& out, const std::vector<std::string>& sources_read, const profile& p,
+                              std::size_t top, const text_options& options = {}) {
+    site_selection table(top, [](const context_profile& c) { return c.combined.reported(); });
+    for (const context_profile& c : p.contexts) table.add(c);
+    write_text_report(out, sources_read, p.run, table.best(), table.totals(), options);
+}
+
+} // namespace ojx

@@ -1,0 +1,278 @@
+// The one writer of the documented JSON profile (docs/profile-format.md), version 1, from the profile model
+// (profile.hpp): what the agents, the emulation demo and `ojx merge` write. Numbers that merging adds up are
+// written with 17 digits, so that they read back exactly. Not for signal handlers: allocates freely.
+#pragma once
+
+#include "ojx/profile.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ojx {
+
+namespace report_detail {
+
+inline std::string json_escape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size() + 2);
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        switch (ch) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (c < 0x20) {
+                char buffer[8];
+                std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+                out += buffer;
+            } else {
+                out += ch;
+            }
+        }
+    }
+    return out;
+}
+
+inline std::string number(double value) {
+    if (!std::isfinite(value)) return "null";
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.6g", value);
+    return buffer;
+}
+
+// Round-trips: sums that merging adds up must be read back exactly.
+inline std::string exact(double value) {
+    if (!std::isfinite(value)) return "null";
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.17g", value);
+    return buffer;
+}
+
+inline std::string hex_digest(std::uint64_t digest) {
+    char buffer[20];
+    std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(digest));
+    return buffer;
+}
+
+inline void write_strings(std::ostream& out, const std::vector<std::string>& values) {
+    out << '[';
+    for (std::size_t i = 0; i < values.size(); ++i) out << (i ? ", " : "") << '"' << json_escape(values[i]) << '"';
+    out << ']';
+}
+
+inline void write_interval(std::ostream& out, const interval& i) {
+    out << '[' << number(i.low) << ", " << number(i.high) << ']';
+}
+
+inline void write_type_counts(std::ostream& out, const type_allocations& t, bool estimated) {
+    out << "\"instances\": " << exact(t.instances) << ", \"bytes\": " << exact(t.bytes);
+    if (t.array) out << ", \"elements\": " << exact(t.elements);
+    out << ", \"seen\": " << t.seen;
+    if (estimated) out << ", \"instances_variance\": " << exact(t.instances_variance);
+}
+
+inline void write_allocations(std::ostream& out, const named_allocations& a) {
+    out << "     \"allocated\": {\"estimated\": " << (a.estimated ? "true" : "false") << ", \"types\": [";
+    for (std::size_t i = 0; i < a.types.size(); ++i) {
+        const named_type_allocations& t = a.types[i];
+        out << (i ? ", " : "") << "{\"type\": \"" << json_escape(t.type) << '"';
+        if (t.counts.array)
+            out << ", \"array\": true, \"element_type\": \"" << json_escape(array_element_type(t.type)) << '"';
+        out << ", ";
+        write_type_counts(out, t.counts, a.estimated);
+        out << '}';
+    }
+    out << ']';
+    if (a.other.seen > 0) {
+        out << ", \"other_types\": {";
+        type_allocations other = a.other;
+        other.array = true; // their arrays' elements, if any
+        write_type_counts(out, other, a.estimated);
+        out << '}';
+    }
+    out << "},\n";
+}
+
+// The site's estimate and the evidence it rests on.
+inline void write_site_estimate(std::ostream& out, const site_estimate& e) {
+    out << "     \"estimate\": {\"evidence\": \"" << evidence_basis_name(e.basis) << "\", \"largest_share\": "
+        << number(e.largest_share) << ", \"largest_share_ci\": ";
+    write_interval(out, e.largest_share_ci);
+    out << ", \"identical_pairs\": " << number(e.identical_pairs) << ", \"identical_pairs_ci\": ";
+    write_interval(out, e.identical_pairs_ci);
+    out << "},\n";
+}
+
+// The whole-object evidence: the estimates (for readers), then the sufficient statistics (for merging), exactly.
+inline void write_whole_objects(std::ostream& out, const context_profile& c) {
+    const identical_groups_estimate& i = c.identical;
+    out << "     \"whole_objects\": {\"objects\": " << i.objects << ", \"bytes\": " << c.whole.bytes
+        << ", \"effective\": " << number(i.effective_objects) << ", \"largest_share\": " << number(i.largest_share)
+        << ", \"largest_share_ci\": ";
+    write_interval(out, i.largest_share_ci);
+    out << ", \"largest_objects\": " << i.largest_objects << ", \"largest_all_zero\": "
+        << (i.largest_all_zero ? "true" : "false") << ", \"largest_certain\": " << (i.largest_certain ? "true" : "false")
+        << ", \"identical_pairs\": " << number(i.identical_pairs) << ", \"identical_pairs_ci\": ";
+    write_interval(out, i.identical_pairs_ci);
+    out << ", \"distinct\": [" << i.distinct_low << ", " << i.distinct_high << "],\n";
+    const near_replica_estimate& n = c.near;
+    out << "       \"near_replicas\": {\"found\": " << (n.found ? "true" : "false") << ", \"members\": " << n.members
+        << ", \"near\": " << n.near << ", \"share\": " << number(n.share) << ", \"shared_fraction\": "
+        << number(n.shared_fraction) << "},\n       \"groups\": [";
+    const identical_groups_summary& g = c.whole.identical;
+    for (std::size_t k = 0; k < g.groups.size(); ++k) {
+        const content_group& group = g.groups[k];
+        out << (k ? ", " : "") << "{\"digest\": \"" << hex_digest(group.digest) << "\", \"objects\": " << group.objects
+            << ", \"weight\": " << exact(group.weight) << ", \"weight_squared\": " << exact(group.weight_squared)
+            << ", \"heaviest\": " << exact(group.heaviest) << ", \"all_zero\": " << (group.all_zero ? "true" : "false")
+            << '}';
+    }
+    out << "],\n       \"unkept\": {\"objects\": " << g.unkept_objects << ", \"weight\": " << exact(g.unkept_weight)
+        << ", \"weight_squared\": " << exact(g.unkept_weight_squared)
+        << ", \"largest_weight\": " << exact(g.heaviest_unkept()) << "},\n       \"near_families\": [";
+    bool first = true;
+    for (const near_family& f : c.whole.near.families) {
+        if (f.members < 2) continue; // a lone object: nothing to merge into another profile's family
+        out << (first ? "" : ", ") << "{\"digest\": \"" << hex_digest(f.representative.digest) << "\", \"size\": "
+            << f.representative.size << ", \"all_zero\": " << (f.representative.all_zero ? "true" : "false")
+            << ", \"members\": " << f.members << ", \"identical\": " << f.identical << ", \"shared_blocks\": "
+            << f.shared_blocks << ", \"blocks\": [";
+        for (std::size_t b = 0; b < fingerprint_blocks; ++b) out << (b ? "," : "") << f.representative.blocks[b];
+        out << "]}";
+        first = false;
+    }
+    out << "]},\n";
+}
+
+// One element of the profile's `contexts` list.
+inline void write_context(std::ostream& out, const context_profile& c) {
+    out << "    {\"allocation\": {\"type\": \"" << json_escape(c.type) << "\", \"frames\": ";
+    write_strings(out, c.frames);
+    out << "},\n";
+    if (c.allocated) write_allocations(out, *c.allocated);
+    const replica_estimate& e = c.estimate;
+    out << "     \"objects\": " << c.objects << ", \"bytes\": " << c.bytes << ", \"reported\": "
+        << (e.reported ? "true" : "false") << ", \"comparisons\": {\"equal\": " << e.equal
+        << ", \"different\": " << e.different << ", \"pairs\": " << e.pairs << ", \"sources\": " << e.sources
+        << ", \"effective\": " << number(e.effective_comparisons) << "},\n";
+    out << "     \"theta\": " << number(e.theta) << ", \"theta_ci\": [" << number(e.theta_ci.low) << ", "
+        << number(e.theta_ci.high) << "], \"alpha\": " << number(e.alpha) << ", \"alpha_ci\": ["
+        << number(e.alpha_ci.low) << ", " << number(e.alpha_ci.high) << "], \"alpha_comparisons\": "
+        << e.alpha_comparisons << ", \"omega\": " << number(e.omega) << ", \"gamma\": " << number(e.gamma) << ",\n";
+    if (c.has_evidence) {
+        const evidence_summary& v = c.evidence;
+        out << "     \"evidence\": {\"alpha_equal\": " << v.alpha_equal << ", \"weighted_equal\": "
+            << exact(v.weighted_equal) << ", \"weighted_total\": " << exact(v.weighted_total)
+            << ", \"sum_equal_squared\": " << exact(v.sum_equal_squared) << ", \"sum_equal_times_total\": "
+            << exact(v.sum_equal_times_total) << ", \"sum_total_squared\": " << exact(v.sum_total_squared)
+            << "},\n";
+    }
+    write_site_estimate(out, c.combined);
+    if (c.whole.objects() > 0) write_whole_objects(out, c);
+    out << "     \"accesses\": [";
+    for (std::size_t a = 0; a < c.accesses.size(); ++a) {
+        out << (a ? ", " : "") << "{\"frames\": ";
+        write_strings(out, c.accesses[a].frames);
+        out << ", \"samples\": " << c.accesses[a].samples << '}';
+    }
+    out << "]}";
+}
+
+// The agent's own counters ("agent.…") stand after the estimator settings; the profiler's before.
+inline bool agent_counter(const run_counter& c) noexcept { return c.path.starts_with("agent."); }
+
+// Counters as the profile nests them ("samples_dropped.store" goes into a "samples_dropped" object, written
+// where the group's first counter stands), the agent's or the others. A line holds the profiler's counters of a
+// kind (profiler_counters' starts_line); one the table does not know stands on a line of its own.
+inline void write_counters(std::ostream& out, const std::vector<run_counter>& counters, bool agent) {
+    std::vector<bool> written(counters.size(), false);
+    bool first = true;
+    for (std::size_t i = 0; i < counters.size(); ++i) {
+        if (written[i] || agent_counter(counters[i]) != agent) continue;
+        const std::string& path = counters[i].path;
+        const std::size_t index = profiler_counter_index(path);
+        const bool new_line = first || index == std::size(profiler_counters) || profiler_counters[index].starts_line;
+        out << (new_line ? ",\n    \"" : ", \"");
+        first = false;
+        const std::size_t dot = path.find('.');
+        if (dot == std::string::npos) {
+            out << json_escape(path) << "\": " << counters[i].value;
+            continue;
+        }
+        const std::string_view group = std::string_view(path).substr(0, dot + 1);
+        out << json_escape(group.substr(0, dot)) << "\": {";
+        bool first_member = true;
+        for (std::size_t j = i; j < counters.size(); ++j) {
+            if (!counters[j].path.starts_with(group)) continue;
+            written[j] = true;
+            out << (first_member ? "" : ", ") << '"' << json_escape(counters[j].path.substr(dot + 1))
+                << "\": " << counters[j].value;
+            first_member = false;
+        }
+        out << '}';
+    }
+}
+
+inline void write_run(std::ostream& out, const run_profile& run) {
+    out << "  \"run\": {\"runtime\": \"" << json_escape(joined(run.runtime)) << "\", \"sampler\": \""
+        << json_escape(joined(run.sampler)) << "\", \"watchpoints\": \"" << json_escape(joined(run.watchpoints))
+        << "\", \"pairing\": \"" << json_escape(joined(run.pairing)) << "\", \"replacement\": \""
+        << json_escape(joined(run.replacement)) << '"';
+    write_counters(out, run.counters, false);
+    if (!run.allocation_counts.empty())
+        out << ",\n    \"allocation_counts\": \"" << json_escape(joined(run.allocation_counts)) << '"';
+    if (!run.tracking_targets.empty()) {
+        out << ",\n    \"allocation_sampling\": {\"targets_per_second\": [";
+        for (std::size_t i = 0; i < run.tracking_targets.size(); ++i) out << (i ? ", " : "") << run.tracking_targets[i];
+        out << ']';
+        if (run.sampled_interval_range)
+            out << ", \"interval_range\": [" << run.sampled_interval_range->first << ", "
+                << run.sampled_interval_range->second << ']';
+        out << '}';
+    }
+    out << ",\n    \"estimator\": {\"min_comparisons\": " << run.estimator.min_comparisons
+        << ", \"confidence\": " << exact(run.estimator.confidence)
+        << ", \"min_digested_objects\": " << run.estimator.min_digested_objects << '}';
+    write_counters(out, run.counters, true);
+    if (run.profiles > 1) {
+        out << ",\n    \"merged\": {\"profiles\": " << run.profiles << ", \"runtime\": ";
+        write_strings(out, run.runtime);
+        out << ", \"sampler\": ";
+        write_strings(out, run.sampler);
+        out << ", \"watchpoints\": ";
+        write_strings(out, run.watchpoints);
+        out << ", \"pairing\": ";
+        write_strings(out, run.pairing);
+        out << ", \"replacement\": ";
+        write_strings(out, run.replacement);
+        if (!run.allocation_counts.empty()) {
+            out << ", \"allocation_counts\": ";
+            write_strings(out, run.allocation_counts);
+        }
+        out << '}';
+    }
+    out << "},\n";
+}
+
+} // namespace report_detail
+
+// The documented JSON profile, version 1.
+inline void write_profile_json(std::ostream& out, const profile& p) {
+    out << "{\n  \"ojx_profile_version\": 1,\n";
+    report_detail::write_run(out, p.run);
+    out << "  \"contexts\": [";
+    for (std::size_t i = 0; i < p.contexts.size(); ++i) {
+        out << (i ? ",\n" : "\n");
+        report_detail::write_context(out, p.contexts[i]);
+    }
+    out << "\n  ]\n}\n";
+}
+
+} // namespace ojx

@@ -1,0 +1,96 @@
+// The best-ranked allocation sites of a profile that pass a filter, kept while the profile streams by: at most
+// `limit` of them are held at any time, so a report on a 100 000-site profile costs memory for what it prints.
+// Also counts what a report's header says about all sites.
+#pragma once
+
+#include "ojx/profile.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <utility>
+#include <vector>
+
+namespace ojx {
+
+struct site_totals {
+    std::size_t sites = 0;
+    std::size_t estimated = 0;  // with enough comparisons or whole objects for an estimate
+    std::size_t replicated = 0; // estimated, and the largest group's share is at least 10 % (its lower end)
+    std::uint64_t most_comparisons_unestimated = 0; // the most any site without an estimate has
+    std::uint64_t most_digested_unestimated = 0;    // objects digested whole: the most any such site has
+};
+
+// ojx calls a site replicated when at least this share of its objects are provably one identical group (the lower
+// end of the largest share: ω from comparisons, the interval's low end from whole objects).
+inline constexpr double replicated_omega = 0.1;
+
+class site_selection {
+public:
+    site_selection(std::size_t limit, std::function<bool(const context_profile&)> wanted);
+
+    void add(const context_profile& site);
+    void add(context_profile&& site);
+
+    // The kept sites, best first.
+    std::vector<context_profile> best() const;
+    const site_totals& totals() const noexcept { return totals_; }
+
+private:
+    static bool worse_on_top(const context_profile& a, const context_profile& b) { return ranks_before(a, b); }
+    void keep(context_profile&& site);
+    void keep_count(const context_profile& site);
+
+    std::size_t limit_;
+    std::function<bool(const context_profile&)> wanted_;
+    std::vector<context_profile> heap_; // worst kept site on top
+    site_totals totals_;
+};
+
+inline site_selection::site_selection(std::size_t limit, std::function<bool(const context_profile&)> wanted)
+    : limit_(limit), wanted_(std::move(wanted)) {}
+
+inline void site_selection::add(const context_profile& site) {
+    if (wanted_(site)) keep(context_profile(site));
+    else keep_count(site);
+}
+
+inline void site_selection::add(context_profile&& site) {
+    if (wanted_(site)) keep(std::move(site));
+    else keep_count(site);
+}
+
+inline void site_selection::keep_count(const context_profile& site) {
+    ++totals_.sites;
+    if (site.combined.reported()) {
+        ++totals_.estimated;
+        totals_.replicated += site.combined.largest_share_ci.low >= replicated_omega;
+    } else {
+        totals_.most_comparisons_unestimated =
+            std::max(totals_.most_comparisons_unestimated, site.estimate.comparisons());
+        totals_.most_digested_unestimated = std::max(totals_.most_digested_unestimated, site.identical.objects);
+    }
+}
+
+inline void site_selection::keep(context_profile&& site) {
+    keep_count(site);
+    if (limit_ == 0) return;
+    if (heap_.size() == limit_) {
+        if (!ranks_before(site, heap_.front())) return;
+        std::pop_heap(heap_.begin(), heap_.end(), worse_on_top);
+        heap_.back() = std::move(site);
+    } else {
+        heap_.push_back(std::move(site));
+    }
+    std::push_heap(heap_.begin(), heap_.end(), worse_on_top);
+}
+
+inline std::vector<context_profile> site_selection::best() const {
+    std::vector<context_profile> sorted = heap_;
+    std::sort(sorted.begin(), sorted.end(), [](const context_profile& a, const context_profile& b) {
+        return ranks_before(a, b);
+    });
+    return sorted;
+}
+
+} // namespace ojx
