@@ -183,6 +183,18 @@ TEST_CASE("profiles estimated with different settings are not merged") {
                            Catch::Contains("same settings"));
 }
 
+TEST_CASE("profiles with different whole-object thresholds are not merged") {
+    // A profile that does not name its threshold (20) and one at the default (3) estimate small sites differently.
+    auto parts = split(simulate_sites(4, 5), 2, 4);
+    parts[0].run.estimator.min_digested_objects = 20;
+    profile_merger merger;
+    REQUIRE_FALSE(merger.add_run(parts[0].run, "old.json"));
+    const auto error = merger.add_run(parts[1].run, "new.json");
+    REQUIRE(error);
+    CHECK_THAT(*error, Catch::Contains("new.json") && Catch::Contains("min_digested_objects 3") &&
+                           Catch::Contains("min_digested_objects 20"));
+}
+
 namespace {
 
 context_profile site_with(std::string type, std::optional<named_allocations> allocated, std::uint64_t objects) {
