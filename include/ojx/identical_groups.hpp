@@ -353,18 +353,18 @@ inline identical_groups_estimate estimate_identical_groups(const identical_group
 
     // The largest share. Its intervals are Wilson's with a continuity correction: a site is estimated from as
     // few as three digested objects, where the plain Wilson interval covers well under its level near shares of
-    // 0 and 1 (tests/test_whole_object_evidence.cpp measures this one there). Its upper end needs no adjustment: the truly
-    // largest group's observed share is at most the observed largest one, and the upper end grows with the share.
-    // Its lower end does: the observed largest group is chosen for being large, and where several groups are of
-    // similar size its share is biased upwards. The lower end is therefore the one at the Bonferroni level over
-    // the groups that could be the largest (those whose upper end reaches the largest one's lower end), and for
-    // the share without its heaviest object: a group seen once among many small ones was chosen by that one
-    // object alone, and says nothing (lower end 0, or 1/N — its object is certainly one of the N); where weights
-    // differ, one heavy object can make a small group the largest, which Kish's effective size alone does not
-    // capture. Where N is known, every group's objects are certainly in the population, so the lower end is at
-    // least the largest count over N; and the true share is a whole number of objects over N, while near n = N the
-    // finite population correction narrows the interval below one object (one object left undigested may or may
-    // not be in the group), so both ends go outward to whole counts.
+    // 0 and 1 (tests/test_whole_object_evidence.cpp measures this one there). Its upper end needs no adjustment:
+    // the truly largest group's observed share is at most the observed largest one, and the upper end grows with
+    // the share. Its lower end does: the observed largest group is chosen for being large, and where several
+    // groups are of similar size its share is biased upwards. The lower end is therefore the one at the
+    // Bonferroni level over the groups that could be the largest (those whose upper end reaches the largest one's
+    // lower end), and for the share without its heaviest object: a group seen once among many small ones was
+    // chosen by that one object alone, and says nothing (lower end 0, or 1/N — its object is certainly one of the
+    // N); where weights differ, one heavy object can make a small group the largest, which Kish's effective size
+    // alone does not capture. Where N is known, every group's objects are certainly in the population, so the
+    // lower end is at least the largest count over N; and the true share is a whole number of objects over N,
+    // while near n = N the finite population correction narrows the interval below one object (one object left
+    // undigested may or may not be in the group), so both ends go outward to whole counts.
     if (largest != nullptr) {
         e.largest_share = std::clamp(largest->weight / w, 0.0, 1.0);
         e.largest_objects = largest->objects;
