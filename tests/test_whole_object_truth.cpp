@@ -228,10 +228,12 @@ TEST_CASE("each tracked object is offered once: at its death or at the first swe
     REQUIRE(s.prof.stats().bytes_digested == 3 * 4096);
     const replica_report report = s.prof.report();
     REQUIRE(report.contexts.size() == 1);
-    // Three zero-filled objects: one group, below the minimum for a whole-object estimate.
+    // Three zero-filled objects, every tracked one of the site: one group, enough for a whole-object estimate,
+    // and exact.
     REQUIRE(report.contexts[0].whole.objects() == 3);
     REQUIRE(report.contexts[0].identical.largest_all_zero);
-    REQUIRE(report.contexts[0].combined.basis == evidence_basis::none);
+    REQUIRE(report.contexts[0].combined.basis == evidence_basis::whole_objects);
+    REQUIRE(report.contexts[0].combined.largest_share_ci == interval{1, 1});
 }
 
 TEST_CASE("near-replica rows are near-replicas, not identical replicas") {

@@ -22,8 +22,8 @@
 //
 // Weights. An object may stand for 1/p objects (allocation sampling, a sweep's subsampling). Shares are weighted;
 // intervals use Kish's effective sample size (Σw)²/Σw². Where every object of the site was digested
-// (population known and reached), the shares are exact and the intervals collapse onto them (finite population
-// correction).
+// (population known and reached), the shares are the exact counts' (whatever the weights) and the intervals
+// collapse onto them (finite population correction).
 //
 // Recording is allocation-free (the table is allocated with the site's whole-object evidence); summaries and
 // estimates allocate and are for reports.
@@ -299,13 +299,28 @@ inline std::uint64_t digest_population(std::uint64_t tracked, double instances) 
     return instances <= static_cast<double>(tracked) * (1 + 1e-6) ? tracked : 0;
 }
 
+// The same objects, each standing for itself: where every object of a known population was digested, the
+// shares are their counts', whatever weights the draws gave them. A weight is at least 1 (the inverse of a
+// probability), so an unkept content's weight bound bounds its count too.
+inline identical_groups_summary counted_alike(identical_groups_summary s) noexcept {
+    for (content_group& g : s.groups) {
+        g.weight = g.weight_squared = static_cast<double>(g.objects);
+        g.heaviest = 1;
+    }
+    s.unkept_weight = s.unkept_weight_squared = static_cast<double>(s.unkept_objects);
+    s.unkept_largest_weight = std::min(s.unkept_largest_weight, s.unkept_weight);
+    return s;
+}
+
 // The estimates from a summary at confidence level `confidence`. `population`: the number of objects the
 // digested ones were drawn from, when every object had weight 1 (no allocation sampling), 0 when unknown; where
 // the digested objects are all of them, the estimates are exact.
-inline identical_groups_estimate estimate_identical_groups(const identical_groups_summary& s, double confidence,
+inline identical_groups_estimate estimate_identical_groups(const identical_groups_summary& given, double confidence,
                                                            std::uint64_t population = 0) {
     identical_groups_estimate e;
-    e.objects = s.objects();
+    e.objects = given.objects();
+    const bool reached = population > 0 && e.objects >= population;
+    const identical_groups_summary s = reached ? counted_alike(given) : given;
     e.unkept_objects = s.unkept_objects;
     if (e.objects == 0) return e;
     double w = s.unkept_weight, q = s.unkept_weight_squared;
@@ -336,22 +351,27 @@ inline identical_groups_estimate estimate_identical_groups(const identical_group
     e.distinct_low = s.groups.size() + (s.unkept_objects > 0 ? 1 : 0);
     e.distinct_high = s.groups.size() + s.unkept_objects;
 
-    // The largest share. Its upper end needs no adjustment: the truly largest group's observed share is at most
-    // the observed largest one, and Wilson's upper end grows with the share. Its lower end does: the observed
-    // largest group is chosen for being large, and where several groups are of similar size its share is biased
-    // upwards. The lower end is therefore Wilson's at the Bonferroni level over the groups that could be the
-    // largest (those whose upper end reaches the largest one's lower end), and for the share without its heaviest
-    // object: a group seen once among many small ones was chosen by that one object alone, and says nothing
-    // (lower end 0, or 1/N — its object is certainly one of the N); where weights differ, one heavy object can
-    // make a small group the largest, which Kish's effective size alone does not capture. Every group's objects are certainly in the
-    // population, so the lower end is at least the largest count over N where N is known.
+    // The largest share. Its intervals are Wilson's with a continuity correction: a site is estimated from as
+    // few as three digested objects, where the plain Wilson interval covers well under its level near shares of
+    // 0 and 1 (tests/test_whole_object_evidence.cpp measures this one there). Its upper end needs no adjustment:
+    // the truly largest group's observed share is at most the observed largest one, and the upper end grows with
+    // the share. Its lower end does: the observed largest group is chosen for being large, and where several
+    // groups are of similar size its share is biased upwards. The lower end is therefore the one at the
+    // Bonferroni level over the groups that could be the largest (those whose upper end reaches the largest one's
+    // lower end), and for the share without its heaviest object: a group seen once among many small ones was
+    // chosen by that one object alone, and says nothing (lower end 0, or 1/N — its object is certainly one of the
+    // N); where weights differ, one heavy object can make a small group the largest, which Kish's effective size
+    // alone does not capture. Where N is known, every group's objects are certainly in the population, so the
+    // lower end is at least the largest count over N; and the true share is a whole number of objects over N,
+    // while near n = N the finite population correction narrows the interval below one object (one object left
+    // undigested may or may not be in the group), so both ends go outward to whole counts.
     if (largest != nullptr) {
         e.largest_share = std::clamp(largest->weight / w, 0.0, 1.0);
         e.largest_objects = largest->objects;
         e.largest_all_zero = largest->all_zero;
-        const interval plain = wilson_interval_fractional(e.largest_share, effective, z);
+        const interval plain = wilson_interval_corrected(e.largest_share, effective, z);
         for (const content_group& g : s.groups)
-            if (wilson_interval_fractional(g.weight / w, effective, z).high >= plain.low) ++e.contenders;
+            if (wilson_interval_corrected(g.weight / w, effective, z).high >= plain.low) ++e.contenders;
         const double adjusted_level =
             1 - (1 - confidence) / static_cast<double>(std::max<std::size_t>(e.contenders, 1));
         const double chosen_without_one =
@@ -359,10 +379,14 @@ inline identical_groups_estimate estimate_identical_groups(const identical_group
                 ? std::max(0.0, largest->weight - largest->heaviest) / w
                 : e.largest_share;
         double low =
-            wilson_interval_fractional(chosen_without_one, effective, normal_quantile_two_sided(adjusted_level)).low;
-        if (population > 0)
-            low = std::max(low, static_cast<double>(largest->objects) / static_cast<double>(population));
-        e.largest_share_ci = {std::min(low, e.largest_share), plain.high};
+            wilson_interval_corrected(chosen_without_one, effective, normal_quantile_two_sided(adjusted_level)).low;
+        double high = plain.high;
+        if (population > 0) {
+            const double all = static_cast<double>(population);
+            low = std::max(std::floor(low * all + 1e-9) / all, static_cast<double>(largest->objects) / all);
+            high = std::min(1.0, std::ceil(high * all - 1e-9) / all);
+        }
+        e.largest_share_ci = {std::min(low, e.largest_share), std::max(high, e.largest_share)};
     } else {
         e.largest_share_ci = {0, 0};
     }
@@ -371,7 +395,7 @@ inline identical_groups_estimate estimate_identical_groups(const identical_group
         // An unkept content may be larger than every kept one: by as much as the bound on its weight.
         const double unkept_share = std::clamp(s.heaviest_unkept() / w, 0.0, 1.0);
         e.largest_share_ci.high =
-            std::max(e.largest_share_ci.high, wilson_interval_fractional(unkept_share, effective, z).high);
+            std::max(e.largest_share_ci.high, wilson_interval_corrected(unkept_share, effective, z).high);
     }
 
     // The identical-pair fraction: the weighted U-statistic and a Wilson interval at the number of independent

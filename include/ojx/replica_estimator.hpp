@@ -38,8 +38,10 @@ struct estimator_config {
     std::uint64_t min_comparisons = 20;
     // Confidence level of the intervals for θ and α, and of the whole-object intervals.
     double confidence = 0.95;
-    // Whole-object evidence is a site's estimate once it has this many digested objects (site_estimate.hpp).
-    std::uint64_t min_digested_objects = 20;
+    // Whole-object evidence is a site's estimate once it has this many digested objects (site_estimate.hpp):
+    // three, the fewest whose pairs can show identity (one object shows nothing, two one pair), and enough for an
+    // honest interval, which is built for that few (identical_groups.hpp).
+    std::uint64_t min_digested_objects = 3;
 };
 
 struct replica_estimate {

@@ -66,9 +66,10 @@ inline site_estimate combine_estimates(const replica_estimate& comparisons, cons
 // least the lower end of the largest group's share of them are identical, and all but one could go.
 inline double replicated_bytes_lower_bound(const site_estimate& e, double instances, double bytes) noexcept {
     if (!e.reported() || !(instances > 0)) return 0;
-    // An exact share (k/n, every object digested) times n must give k, not k - 1 by the last bit of a double or
-    // by the six digits a profile prints: the product is taken a millionth larger before it is rounded down.
-    const double identical = std::floor(e.largest_share_ci.low * instances * (1 + 1e-6));
+    // A share of whole objects (k/n: every object digested, or an end at a whole count) times n must give k, not
+    // k - 1 by the last bit of a double or by the six significant digits a profile prints, which are off by up to
+    // 5e-6 of the value (0.333333 is 1/3 less 1e-6 of it): the product is taken 1e-5 larger before it is rounded down.
+    const double identical = std::floor(e.largest_share_ci.low * instances * (1 + 1e-5));
     return identical > 1 ? (identical - 1) * bytes / instances : 0;
 }
 

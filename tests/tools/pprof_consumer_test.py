@@ -11,7 +11,7 @@ or the test fixture, which writes both files). The expected totals are computed 
   allocated         sum of contexts' bytes
   comparisons       sum of contexts' comparisons.equal + comparisons.different
   replicated_bytes  sum of each reported context's bytes in all but one of its largest identical group,
-                    (floor(low * objects * (1 + 1e-6)) - 1) * bytes / objects, rounded to a byte, low being the low end of
+                    (floor(low * objects * (1 + 1e-5)) - 1) * bytes / objects, rounded to a byte, low being the low end of
                     the site estimate's largest_share_ci (omega in profiles without one); objects and bytes are
                     the context's allocation metrics (allocated.types, estimates where allocations were sampled)
                     where the profile has them
@@ -86,7 +86,7 @@ def replicated_bytes(context):
         return 0.0
     else:
         low = context["omega"]
-    identical = math.floor(low * objects * (1 + 1e-6))  # as site_estimate.hpp rounds it
+    identical = math.floor(low * objects * (1 + 1e-5))  # as site_estimate.hpp rounds it
     return (identical - 1) * (allocated / objects) if identical > 1 else 0.0
 
 

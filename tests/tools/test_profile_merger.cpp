@@ -174,14 +174,25 @@ TEST_CASE("a site seen twice without evidence sums is refused, naming the profil
 }
 
 TEST_CASE("profiles estimated with different settings are not merged") {
-    auto parts = split(simulate_sites(4, 5), 2, 4);
-    parts[1].run.estimator.min_comparisons = 50;
-    profile_merger merger;
-    REQUIRE_FALSE(merger.add_run(parts[0].run, "a.json"));
-    const auto error = merger.add_run(parts[1].run, "b.json");
-    REQUIRE(error);
-    CHECK_THAT(*error, Catch::Contains("b.json") && Catch::Contains("min_comparisons 50") &&
-                           Catch::Contains("same settings"));
+    // Among them the whole-object threshold: a profile that does not name it (20) and one at the default (3)
+    // estimate small sites differently.
+    struct setting {
+        void (*change)(estimator_config&);
+        const char* named;
+    };
+    const setting settings[] = {
+        {[](estimator_config& e) { e.min_comparisons = 50; }, "min_comparisons 50"},
+        {[](estimator_config& e) { e.min_digested_objects = 20; }, "min_digested_objects 20"},
+    };
+    for (const setting& s : settings) {
+        auto parts = split(simulate_sites(4, 5), 2, 4);
+        s.change(parts[1].run.estimator);
+        profile_merger merger;
+        REQUIRE_FALSE(merger.add_run(parts[0].run, "a.json"));
+        const auto error = merger.add_run(parts[1].run, "b.json");
+        REQUIRE(error);
+        CHECK_THAT(*error, Catch::Contains("b.json") && Catch::Contains(s.named) && Catch::Contains("same settings"));
+    }
 }
 
 namespace {

@@ -101,6 +101,7 @@ TEST_CASE("a profile the profiler wrote reads back field for field, evidence sum
         CHECK(again.gamma == expected.estimate.gamma);
     }
     CHECK(r.run.estimator.min_comparisons == estimator_config{}.min_comparisons);
+    CHECK(r.run.estimator.min_digested_objects == estimator_config{}.min_digested_objects);
     REQUIRE(r.run.runtime.size() == 1);
     CHECK(r.run.runtime.front() == "emulation (synthetic heap)");
     bool dropped_store = false;
@@ -136,6 +137,20 @@ TEST_CASE("a number printed with 17 digits reads back to the same double") {
         "estimator": {"min_comparisons": 20, "confidence": 0.94999999300000015}}, "contexts": []})json");
     REQUIRE_FALSE(r.error);
     CHECK(r.run.estimator.confidence == 0.94999999300000015);
+}
+
+TEST_CASE("a profile that does not name the whole-object threshold was estimated with 20") {
+    // The default is lower; a profile without the field reads as it was estimated, whole-object estimates from
+    // 20 digested objects.
+    REQUIRE(estimator_config{}.min_digested_objects != 20);
+    const read_result unnamed = read_text("unnamed.json", R"json({"ojx_profile_version": 1, "run": {"samples": 5,
+        "estimator": {"min_comparisons": 20, "confidence": 0.95}}, "contexts": []})json");
+    REQUIRE_FALSE(unnamed.error);
+    CHECK(unnamed.run.estimator.min_digested_objects == 20);
+    const read_result named = read_text("named.json", R"json({"ojx_profile_version": 1, "run": {"samples": 5,
+        "estimator": {"min_comparisons": 20, "confidence": 0.95, "min_digested_objects": 3}}, "contexts": []})json");
+    REQUIRE_FALSE(named.error);
+    CHECK(named.run.estimator.min_digested_objects == 3);
 }
 
 TEST_CASE("bad input gives one line naming the file and the problem") {

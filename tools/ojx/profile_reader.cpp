@@ -97,7 +97,13 @@ std::string estimate_problem(const replica_estimate& e, const evidence_summary& 
 
 class profile_handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, profile_handler> {
 public:
-    profile_handler(run_profile& run, const context_consumer& on_context) : run_(run), on_context_(on_context) {}
+    // A profile that does not name run.estimator.min_digested_objects means 20 (docs/profile-format.md): such
+    // profiles read the same whatever estimator_config's default is.
+    static constexpr std::uint64_t min_digested_objects_unnamed = 20;
+
+    profile_handler(run_profile& run, const context_consumer& on_context) : run_(run), on_context_(on_context) {
+        run_.estimator.min_digested_objects = min_digested_objects_unnamed;
+    }
 
     // The first problem found; parsing stops there.
     const std::string& problem() const noexcept { return problem_; }
