@@ -542,3 +542,50 @@ TEST_CASE("the combined estimate says which evidence it rests on") {
     whole.objects = 19;
     REQUIRE(combine_estimates(comparisons, whole, strict).basis == evidence_basis::comparisons);
 }
+
+TEST_CASE("objects tracked with weight 1 make the population known only where allocations were counted") {
+    // A site of fifteen allocations whose three tracked ones each had weight 1: under a sampling interval that
+    // grew, the other twelve were passed over without a trace, so the instances read 3 either way.
+    REQUIRE(digest_population(3, 3, true) == 3);
+    REQUIRE(digest_population(3, 3, false) == 0);
+    REQUIRE(digest_population(3, 3.5, true) == 0); // some tracked object stood for more than itself
+    identical_group_table table(16);
+    for (std::uint64_t i = 0; i < 3; ++i) table.record(100 + i, false, 1);
+    const auto counted = estimate_identical_groups(table.summary(), 0.95, digest_population(3, 3, true));
+    REQUIRE(counted.largest_share_ci.low == Approx(1.0 / 3));
+    const auto sampled = estimate_identical_groups(table.summary(), 0.95, digest_population(3, 3, false));
+    REQUIRE(sampled.largest_share_ci.low < replicated_omega);
+    REQUIRE(sampled.largest_share_ci.high > 0.5);
+}
+
+TEST_CASE("a site is called replicated only where two of its objects are identical") {
+    const estimator_config config{};
+    replica_estimate no_comparisons;
+    // Three distinct objects of a known population of three: the largest group's share is exactly 1/3, and it
+    // is one object.
+    identical_group_table distinct(16);
+    for (std::uint64_t i = 0; i < 3; ++i) distinct.record(100 + i, false, 1);
+    const site_estimate alone =
+        combine_estimates(no_comparisons, estimate_identical_groups(distinct.summary(), 0.95, 3), config);
+    REQUIRE(alone.basis == evidence_basis::whole_objects);
+    REQUIRE(alone.largest_share_ci.low >= replicated_omega);
+    REQUIRE(alone.largest_objects == 1);
+    REQUIRE_FALSE(called_replicated(alone));
+    // Two of three identical: a replica group.
+    identical_group_table pair(16);
+    pair.record(7, false, 1);
+    pair.record(7, false, 1);
+    pair.record(8, false, 1);
+    const site_estimate two =
+        combine_estimates(no_comparisons, estimate_identical_groups(pair.summary(), 0.95, 3), config);
+    REQUIRE(two.largest_objects == 2);
+    REQUIRE(called_replicated(two));
+    // Comparisons: a lower end of 0.1 or more rests on equal comparisons.
+    replica_estimate comparisons;
+    comparisons.reported = true;
+    comparisons.omega = 0.2;
+    comparisons.gamma = 0.6;
+    REQUIRE(called_replicated(combine_estimates(comparisons, identical_groups_estimate{}, config)));
+    comparisons.omega = 0.05;
+    REQUIRE_FALSE(called_replicated(combine_estimates(comparisons, identical_groups_estimate{}, config)));
+}

@@ -407,10 +407,9 @@ def describe_profile(path, top=3):
         return interval if isinstance(interval, list) and len(interval) == 2 else None
 
     estimated = [c for c in contexts if isinstance(c, dict) and estimate(c).get("evidence", "none") != "none"]
-    replicated = sum(1 for c in estimated if isinstance((share_interval(c) or [0])[0], (int, float))
-                     and share_interval(c)[0] >= 0.1)
+    replicated = sum(1 for c in estimated if estimate(c).get("replicated") is True)
     lines.append(f"{len(contexts)} contexts, {len(estimated)} with an estimate, {replicated} replicated "
-                 f"(largest identical group >= 10 % at the interval's low end)")
+                 f"(largest identical group >= 10 % at the interval's low end, two objects or more)")
     for rank, context in enumerate(contexts[:top], 1):
         if not isinstance(context, dict):
             continue

@@ -291,12 +291,14 @@ struct identical_groups_estimate {
 };
 
 // The population a site's digested objects were drawn from, as estimate_identical_groups takes it: its `tracked`
-// objects where each stood for itself alone (tracked with certainty, so the allocation metrics' estimated
-// `instances`, a sum of weights of at least 1 each, equal the objects: within a rounding a profile's printed
-// numbers allow), else 0, unknown. One rule for the profiler and for a profile read back, so both give the same
-// estimate.
-inline std::uint64_t digest_population(std::uint64_t tracked, double instances) noexcept {
-    return instances <= static_cast<double>(tracked) * (1 + 1e-6) ? tracked : 0;
+// objects where allocations were counted, not sampled (`counted`: every allocation at or above the size threshold
+// was tracked) and the allocation metrics' `instances` equal them (within a rounding a profile's printed numbers
+// allow), else 0, unknown. Where allocations were sampled, objects tracked with weight 1 do not make the site's
+// population known: the site's other allocations may each have been passed over at a smaller probability (an
+// adaptive interval grows), and none of them left a trace. One rule for the profiler and for a profile read back,
+// so both give the same estimate.
+inline std::uint64_t digest_population(std::uint64_t tracked, double instances, bool counted) noexcept {
+    return counted && instances <= static_cast<double>(tracked) * (1 + 1e-6) ? tracked : 0;
 }
 
 // The same objects, each standing for itself: where every object of a known population was digested, the

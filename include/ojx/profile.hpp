@@ -74,10 +74,12 @@ struct context_profile {
     std::vector<named_access_context> accesses; // most sampled first
 
     // Recomputes identical, near and combined from `whole` and `estimate` with the run's settings, as the profiler
-    // computed them (digest_population: the tracked objects are the population where each had weight 1).
+    // computed them (digest_population: the tracked objects are the population where allocations were counted; a
+    // context without metrics counts as its objects, exactly, as `ojx merge` counts it).
     void estimate_from_evidence(const estimator_config& config) {
-        identical = estimate_identical_groups(whole.identical, config.confidence,
-                                              digest_population(objects, allocated_total().instances));
+        identical = estimate_identical_groups(
+            whole.identical, config.confidence,
+            digest_population(objects, allocated_total().instances, !allocated || !allocated->estimated));
         near = estimate_near_replicas(whole.near, whole.objects());
         combined = combine_estimates(estimate, identical, config);
     }

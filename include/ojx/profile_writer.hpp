@@ -102,7 +102,8 @@ inline void write_allocations(std::ostream& out, const named_allocations& a) {
 
 // The site's estimate and the evidence it rests on.
 inline void write_site_estimate(std::ostream& out, const site_estimate& e) {
-    out << "     \"estimate\": {\"evidence\": \"" << evidence_basis_name(e.basis) << "\", \"largest_share\": "
+    out << "     \"estimate\": {\"evidence\": \"" << evidence_basis_name(e.basis)
+        << "\", \"replicated\": " << (called_replicated(e) ? "true" : "false") << ", \"largest_share\": "
         << number(e.largest_share) << ", \"largest_share_ci\": ";
     write_interval(out, e.largest_share_ci);
     out << ", \"identical_pairs\": " << number(e.identical_pairs) << ", \"identical_pairs_ci\": ";

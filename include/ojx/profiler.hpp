@@ -562,7 +562,8 @@ public:
                 if (state.whole) entry.whole = state.whole->summary();
                 entry.identical =
                     estimate_identical_groups(entry.whole.identical, config_.estimator.confidence,
-                                              digest_population(state.objects, state.allocated.total().instances));
+                                              digest_population(state.objects, state.allocated.total().instances,
+                                                                !result.allocations_estimated()));
                 entry.near = estimate_near_replicas(entry.whole.near, entry.whole.objects());
                 entry.combined = combine_estimates(entry.estimate, entry.identical, config_.estimator);
                 entry.accesses.assign(state.accesses.get(), state.accesses.get() + state.access_count);

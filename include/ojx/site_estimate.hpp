@@ -42,9 +42,24 @@ struct site_estimate {
     // the comparison fields say.
     double identical_pairs = NAN;
     interval identical_pairs_ci{0, 1};
+    // From whole objects: how many digested objects the largest identical group holds (0 from comparisons).
+    std::uint64_t largest_objects = 0;
 
     bool reported() const noexcept { return basis != evidence_basis::none; }
 };
+
+// ojx calls a site replicated when at least this share of its objects are provably one identical group (the lower
+// end of the largest share: ω from comparisons, the interval's low end from whole objects).
+inline constexpr double replicated_omega = 0.1;
+
+// The call every report makes: the lower end reaches `replicated_omega`, and the evidence holds two identical
+// objects. A group of one object is no replica, whatever share of a site of few objects it is: a comparison-based
+// lower end above 0 rests on equal comparisons, a whole-object one can rest on a single object where the site's
+// population is known (its share is then at least 1/N).
+inline bool called_replicated(const site_estimate& e) noexcept {
+    return e.reported() && e.largest_share_ci.low >= replicated_omega &&
+           (e.basis != evidence_basis::whole_objects || e.largest_objects >= 2);
+}
 
 inline site_estimate combine_estimates(const replica_estimate& comparisons, const identical_groups_estimate& whole,
                                        const estimator_config& config) noexcept {
@@ -55,6 +70,7 @@ inline site_estimate combine_estimates(const replica_estimate& comparisons, cons
         e.largest_share_ci = whole.largest_share_ci;
         e.identical_pairs = whole.identical_pairs;
         e.identical_pairs_ci = whole.identical_pairs_ci;
+        e.largest_objects = whole.largest_objects;
     } else if (comparisons.reported) {
         e.basis = evidence_basis::comparisons;
         e.largest_share_ci = {comparisons.omega, comparisons.gamma};

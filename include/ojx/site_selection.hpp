@@ -16,14 +16,10 @@ namespace ojx {
 struct site_totals {
     std::size_t sites = 0;
     std::size_t estimated = 0;  // with enough comparisons or whole objects for an estimate
-    std::size_t replicated = 0; // estimated, and the largest group's share is at least 10 % (its lower end)
+    std::size_t replicated = 0; // called replicated (called_replicated)
     std::uint64_t most_comparisons_unestimated = 0; // the most any site without an estimate has
     std::uint64_t most_digested_unestimated = 0;    // objects digested whole: the most any such site has
 };
-
-// ojx calls a site replicated when at least this share of its objects are provably one identical group (the lower
-// end of the largest share: ω from comparisons, the interval's low end from whole objects).
-inline constexpr double replicated_omega = 0.1;
 
 class site_selection {
 public:
@@ -64,7 +60,7 @@ inline void site_selection::keep_count(const context_profile& site) {
     ++totals_.sites;
     if (site.combined.reported()) {
         ++totals_.estimated;
-        totals_.replicated += site.combined.largest_share_ci.low >= replicated_omega;
+        totals_.replicated += called_replicated(site.combined);
     } else {
         totals_.most_comparisons_unestimated =
             std::max(totals_.most_comparisons_unestimated, site.estimate.comparisons());

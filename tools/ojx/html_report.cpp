@@ -115,6 +115,7 @@ void append_context(std::string& json, const context_profile& c, std::size_t ran
     json += ",\"omega\":" + number(e.omega) + ",\"gamma\":" + number(e.gamma);
     // The site's estimate and what it rests on (site_estimate.hpp), and its near-replicas.
     const site_estimate& s = c.combined;
+    json += std::string(",\"replicated\":") + (called_replicated(s) ? "true" : "false");
     json += ",\"evidence\":\"" + std::string(evidence_basis_name(s.basis)) + "\",\"whole_objects\":" +
             std::to_string(c.identical.objects) + ",\"largest_share\":" + number(s.largest_share) +
             ",\"largest_share_ci\":";
