@@ -369,11 +369,11 @@ std::vector<std::uint64_t> population_of(const small_site_shape& shape, std::uin
 }
 
 // How a site's objects reach its digests: all of weight 1 from a population of known size (no allocation
-// sampling), or drawn in batches of different inclusion probabilities and weighted by their inverses (the
+// sampling) or of unknown size (allocation sampling at one inclusion probability), or drawn in batches of different inclusion probabilities and weighted by their inverses (the
 // adaptive allocation-sampling interval, a sweep's or a second's digest budget), with the population unknown
 // (allocation sampling) or known (budgets only). Weighted draws give a varying number of digested objects; each
 // draw counts for the number it gave.
-enum class small_draw { uniform_known, weighted_unknown, weighted_known };
+enum class small_draw { uniform_known, uniform_unknown, weighted_unknown, weighted_known };
 
 } // namespace
 
@@ -398,7 +398,7 @@ TEST_CASE("from three digested objects on, the largest-share interval covers the
     struct cell {
         int draws = 0, covered = 0;
     };
-    // cells[n][shape]: pooled over the population sizes and the three ways of drawing.
+    // cells[n][shape]: pooled over the population sizes and the four ways of drawing.
     std::vector<std::vector<cell>> cells(last + 1, std::vector<cell>(shapes.size()));
     int distinct_draws = 0, distinct_low_above = 0;
     for (std::uint32_t target = first; target <= last; ++target) {
@@ -406,14 +406,14 @@ TEST_CASE("from three digested objects on, the largest-share interval covers the
             for (std::size_t k = 0; k < shapes.size(); ++k) {
                 double truth = 0;
                 const auto population = population_of(shapes[k], size, truth);
-                for (const small_draw how :
-                     {small_draw::uniform_known, small_draw::weighted_unknown, small_draw::weighted_known}) {
+                for (const small_draw how : {small_draw::uniform_known, small_draw::uniform_unknown,
+                                              small_draw::weighted_unknown, small_draw::weighted_known}) {
                     for (int seed = 1; seed <= draws; ++seed) {
                         fast_random rng(static_cast<std::uint64_t>(seed) * 7919 + target * 31 + size * 131 +
                                         static_cast<std::uint64_t>(how) * 100003);
                         identical_group_table table(512);
                         std::uint32_t digested = 0;
-                        if (how == small_draw::uniform_known) {
+                        if (how == small_draw::uniform_known || how == small_draw::uniform_unknown) {
                             std::vector<std::uint64_t> order = population;
                             for (std::size_t i = 0; i < target; ++i)
                                 std::swap(order[i], order[i + rng.below(order.size() - i)]);
@@ -433,7 +433,8 @@ TEST_CASE("from three digested objects on, the largest-share interval covers the
                         }
                         if (digested < first || digested > last) continue;
                         const auto e = estimate_identical_groups(
-                            table.summary(), 0.95, how == small_draw::weighted_unknown ? 0 : size);
+                            table.summary(), 0.95,
+                            how == small_draw::weighted_unknown || how == small_draw::uniform_unknown ? 0 : size);
                         cell& c = cells[digested][k];
                         ++c.draws;
                         c.covered += e.largest_share_ci.contains(truth) ? 1 : 0;
