@@ -4,6 +4,7 @@
 #include "ojx/emulation/heap_shapes.hpp"
 #include "ojx/emulation/session.hpp"
 #include "ojx/random.hpp"
+#include "ojx/site_estimate.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -125,6 +126,35 @@ TEST_CASE("under adaptive tracking each object is weighed at the interval it was
     REQUIRE(report.sampled_interval_range);
     CHECK(report.sampled_interval_range->first == 0);
     CHECK(report.sampled_interval_range->second == 1 << 20);
+}
+
+TEST_CASE("adaptive tracking whose interval never left 0 counted every allocation, and knows each site's population") {
+    session_config config;
+    config.profiler.allocation_tracking_target = 1000;
+    session<> s(config);
+    const context_id site = s.prof.contexts().insert_path(std::vector<std::uint64_t>{1, 2});
+    // Three distinct objects, each tracked at interval 0 (weight 1).
+    for (std::uint64_t i = 0; i < 3; ++i) {
+        const address at = *s.machine.allocate(4096, site, 0, {.sampling_interval = 0});
+        const std::uint64_t word = 100 + i;
+        s.heap.write(at, &word, sizeof word);
+    }
+    s.prof.digest_tracked_objects(1 << 20);
+    // Without the tracker's word the interval might have grown and passed over other allocations of the site
+    // without a trace: the three are a sample, and their largest group (one object) says nothing.
+    const replica_report sampled = s.prof.report();
+    CHECK(sampled.allocations_estimated());
+    REQUIRE(sampled.contexts.size() == 1);
+    CHECK(sampled.contexts[0].identical.objects == 3);
+    CHECK(sampled.contexts[0].identical.largest_share_ci.low == 0);
+    CHECK(sampled.contexts[0].identical.largest_share_ci.high > 0.5);
+    // With it, the counts are counts, and the three are the site's whole population: exactly 1/3.
+    s.prof.note_tracking_stayed_exact(true);
+    const replica_report counted = s.prof.report();
+    CHECK_FALSE(counted.allocations_estimated());
+    CHECK(counted.contexts[0].identical.largest_share_ci.low == Approx(1.0 / 3));
+    CHECK(counted.contexts[0].identical.largest_share_ci.high == Approx(1.0 / 3));
+    CHECK_FALSE(called_replicated(counted.contexts[0].combined)); // one object is no replica
 }
 
 namespace {

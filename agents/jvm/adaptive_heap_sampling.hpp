@@ -34,13 +34,14 @@ public:
     static constexpr std::uint64_t floor_interval = 4096;
     // SetHeapSamplingInterval takes a jint.
     static constexpr std::uint64_t jvmti_largest_interval = 0x7fffffff;
-    // Callbacks a second allowed per tracked allocation a second the target asks for. A callback for an object
-    // below the threshold costs ≈ 0.2 µs of CPU, a tracked one ≈ 1.2 µs (bench/RESULTS.md, 2026-11-26): at the
-    // default target the callbacks cost at most ≈ 8 ms a second (0.8 % of a core). Why so many: in a program of
-    // mostly small objects this bound, not the target, sets the interval, and so how many of its 1–4 KiB
-    // objects are tracked: at 4 callbacks per tracked one, H2 tracked ≈ 50 objects a second and a site of 30
-    // arrays got too few digests for an estimate (bench/RESULTS.md, 2026-11-26, the corpus).
-    static constexpr double callbacks_per_tracked = 40;
+    // Callbacks a second allowed per tracked allocation a second the target asks for. In a program of mostly
+    // small objects this bound, not the target, sets the interval, and so how many of its 1–4 KiB objects are
+    // tracked; it trades javac's overhead against Saxon's recall (bench/RESULTS.md, "The callback bound",
+    // 2026-11-26): a callback for an object below the threshold costs ≈ 0.2 µs in a tight loop but about ten
+    // times that in javac (its slow-path allocation, the event's handles and transitions), so at 40 javac spent
+    // ≈ 3 % of its CPU on 23 000 callbacks a second; at 5 Saxon's sites of eleven 1–4 KiB arrays got fewer than
+    // three digests in a quarter of the runs (recall 20/27, against 26/27 at 40); 15 keeps both in bounds.
+    static constexpr double callbacks_per_tracked = 15;
     static constexpr std::uint64_t window_ns = 200'000'000;
 
     // `tracked_per_second` > 0.

@@ -84,8 +84,8 @@ constexpr std::uint64_t collection_digest_bytes = 4ULL << 20;
 constexpr std::uint64_t exit_digest_bytes = 256ULL << 20;
 // The default target of tracked allocations a second (track_rate=): each costs ≈ 1.2 µs of CPU (a callback,
 // GetStackTrace, a weak global reference, the profiler's insert; bench/RESULTS.md, 2026-11-26), so tracking
-// costs ≈ 0.12 % of a core, and the callbacks for smaller objects at most ≈ 0.8 %
-// (adaptive_heap_sampling::callbacks_per_tracked). A program allocating fewer objects at or above the threshold
+// costs ≈ 0.12 % of a core; the callbacks for smaller objects are bounded by
+// adaptive_heap_sampling::callbacks_per_tracked. A program allocating fewer objects at or above the threshold
 // a second has them sampled at adaptive_heap_sampling::floor_interval.
 constexpr allocation_tracking_words heap_sampling_option_words{
     .default_track_rate = "1000",

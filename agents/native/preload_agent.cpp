@@ -482,6 +482,7 @@ void write_profile() {
     run_facts facts = a.session.facts();
     add_session_counters(a.session, facts);
     a.session.with_final_profiler([&](profiling_session::profiler_type& profiler) {
+        profiler.note_tracking_stayed_exact(a.rate_target && a.rate_target->largest_interval() == 0);
         const replica_report report = profiler.report();
         const std::vector<std::string> lines = summary_lines(a, report.stats, survivors.digested);
         write_agent_profile(agent_profile{report, profiler.contexts(), naming, facts}, a.files.profile, a.session,

@@ -170,9 +170,13 @@ struct replica_report {
     // The smallest and largest interval a tracked object said it was sampled at (allocation_shape), when any did.
     std::optional<std::pair<std::uint64_t, std::uint64_t>> sampled_interval_range;
 
+    // Adaptive tracking whose interval never left 0, as its agent said (profiler::note_tracking_stayed_exact):
+    // every allocation at or above the threshold was tracked, so its counts are counts.
+    bool tracking_stayed_exact = false;
+
     // Whether the allocation metrics are scaled estimates rather than counts.
     bool allocations_estimated() const noexcept {
-        return allocation_sampling_interval != 0 || allocation_tracking_target != 0;
+        return allocation_sampling_interval != 0 || (allocation_tracking_target != 0 && !tracking_stayed_exact);
     }
 };
 
@@ -542,12 +546,17 @@ public:
         return state ? &state->evidence : nullptr;
     }
 
+    // An adaptive tracker's word, before report(): its interval never left 0, so every allocation was tracked and
+    // the sites' populations are known (digest_population).
+    void note_tracking_stayed_exact(bool stayed) noexcept { tracking_stayed_exact_ = stayed; }
+
     replica_report report() const {
         replica_report result;
         result.stats = stats_;
         result.estimator = config_.estimator;
         result.allocation_sampling_interval = config_.allocation_sampling_interval;
         result.allocation_tracking_target = config_.allocation_tracking_target;
+        result.tracking_stayed_exact = tracking_stayed_exact_;
         result.sampled_interval_range = sampled_interval_range_;
         for (const auto& chunk : states_) {
             for (const context_state& state : *chunk) {
@@ -975,6 +984,7 @@ private:
     std::uint64_t death_window_digested_ = 0;
     double death_inclusion_ = 1;
     std::optional<std::pair<std::uint64_t, std::uint64_t>> sampled_interval_range_;
+    bool tracking_stayed_exact_ = false;
     // Context id → index of its state. Sized to the tree's capacity up front so the sample path never
     // reallocates it; states live in fixed-size chunks that never move.
     std::vector<std::uint32_t> state_of_context_;

@@ -80,7 +80,8 @@ profile profile_of(const replica_report& report, const Tree& tree, const report_
     run.pairing = {facts.pairing};
     run.replacement = {facts.replacement};
     run.allocation_counts = {
-        describe_allocation_counting(report.allocation_sampling_interval, report.allocation_tracking_target)};
+        describe_allocation_counting(report.allocation_sampling_interval,
+                                     report.allocations_estimated() ? report.allocation_tracking_target : 0)};
     if (report.allocation_tracking_target != 0) {
         run.tracking_targets = {report.allocation_tracking_target};
         run.sampled_interval_range = report.sampled_interval_range;
