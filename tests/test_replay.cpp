@@ -165,6 +165,18 @@ TEST_CASE("a trace whose recorder could not keep all it read for an event is ref
     CHECK(result.error.find('\n') == std::string::npos);
 }
 
+TEST_CASE("a recording whose tracking stayed at interval 0 tells its replay so", "[replay]") {
+    // The live profiler was told before its report (profiler::note_tracking_stayed_exact); the replay's must be,
+    // or its counts would be estimates and its sites' populations unknown where the live ones were exact.
+    trace_run_description run;
+    CHECK_FALSE(run.tracking_stayed_exact);
+    CHECK_FALSE(apply_run_attribute(run, {std::string(tracking_stayed_exact_attribute), "true"}));
+    CHECK(run.tracking_stayed_exact);
+    const auto malformed = apply_run_attribute(run, {std::string(tracking_stayed_exact_attribute), "yes"});
+    REQUIRE(malformed);
+    CHECK(*malformed == "run attribute profiler.tracking_stayed_exact has a malformed value 'yes'");
+}
+
 TEST_CASE("a run whose backend refused arms replays to its live profile byte for byte", "[replay]") {
     // Every 3rd (then every 2nd) arm refused, as a kernel that refuses a thread's breakpoint does: the profiler
     // counts each failure and frees the slot, so that the pairs it watches next differ from an unrefused run. The

@@ -549,6 +549,7 @@ public:
     // An adaptive tracker's word, before report(): its interval never left 0, so every allocation was tracked and
     // the sites' populations are known (digest_population).
     void note_tracking_stayed_exact(bool stayed) noexcept { tracking_stayed_exact_ = stayed; }
+    bool tracking_stayed_exact() const noexcept { return tracking_stayed_exact_; }
 
     replica_report report() const {
         replica_report result;

@@ -43,6 +43,9 @@ struct trace_run_description {
     // samples and traps the recording profiler took; `machine` then says how the recording sampled them.
     bool every_access = false;
     access_machine_description machine;
+    // The recording's adaptive tracking never left interval 0 (tracking_stayed_exact_attribute): the replay's
+    // profiler is told so before its report, as the live one was.
+    bool tracking_stayed_exact = false;
 };
 
 namespace trace_run_detail {
@@ -110,6 +113,11 @@ inline bool from_text(std::string_view text, double& out) {
 inline constexpr std::string_view agent_prefix = "agent.";
 
 } // namespace trace_run_detail
+
+// Written at the end of a recording whose adaptive tracking never left interval 0 ("true"; absent otherwise, so
+// that traces without it replay in older versions): profiler::note_tracking_stayed_exact. A "profiler." name, so
+// that a replay which does not know it refuses the trace rather than give another profile.
+inline constexpr std::string_view tracking_stayed_exact_attribute = "profiler.tracking_stayed_exact";
 
 // Written by a recorder when the memory the profiler read, or the watchpoints it armed, for some events did not
 // all fit its notes (trace_recording.hpp): the number of such events. A replay refuses a trace where it is not 0.
@@ -197,6 +205,8 @@ inline std::optional<std::string> apply_run_attribute(trace_run_description& run
             }
         }
         if (!replaced) run.facts.agent_counters.emplace_back(std::move(counter), count);
+    } else if (name == tracking_stayed_exact_attribute) {
+        if (!from_text(value, run.tracking_stayed_exact)) return malformed();
     } else if (name.starts_with("profiler.")) {
         bool known = false;
         bool parsed = false;

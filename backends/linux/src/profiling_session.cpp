@@ -108,6 +108,7 @@ std::optional<recording_summary> profiling_session::finish_recording(
         for (type_id type = 0; type < type_count; ++type) writer.append_type(type, naming.type(type));
     for (const auto& [name, count] : counters)
         writer.append_run_attribute("agent." + name, std::to_string(count));
+    if (profiler_->tracking_stayed_exact()) writer.append_run_attribute(tracking_stayed_exact_attribute, "true");
     writer.finish();
     recording_summary summary;
     summary.file = r.path;

@@ -98,6 +98,7 @@ inline void replay_samples_and_traps(replayed_profile& result, std::span<const s
         profiler<Policies> prof(result.run.profiler, watchpoints, memory);
         result.replay = trace_replayer<Policies>(prof, watchpoints, memory).run(file, name);
         if (!result.replay.error.empty()) return;
+        prof.note_tracking_stayed_exact(result.run.tracking_stayed_exact);
         result.report = prof.report();
         result.facts = result.run.facts;
         result.traps = prof.stats().traps;
