@@ -22,15 +22,15 @@ std::vector<option_spec> common_agent_options() {
         {"record", option_kind::text, "",
          "also record a trace of the run to this file (%p: pid, %t: start time), which `ojx replay` turns into the "
          "same profile; none by default"},
-        {"sampler", option_kind::choice, "auto", "how accesses are sampled (auto picks the best available)",
-         {"auto", "precise", "decode", "timer", "none"}},
+        {"sampler", option_kind::choice, hardware::sampler_kind_name(hardware::sampler_kind::automatic),
+         "how accesses are sampled (auto picks the best available)", hardware::sampler_kind_names()},
         {"rate", option_kind::rate, "200", "access samples per second per running thread"},
         {"threshold", option_kind::size, "1k", "smallest object tracked"},
         {"slots", option_kind::count, "4", "watchpoint slots (debug registers) to use; 0: sampling only"},
         {"compare", option_kind::choice, "auto",
          "when a pair is compared: at a debug-register trap as the program next reads the word (watchpoint), at "
          "the sample that chose the pair (sample), or auto: watchpoint where debug registers work, else sample",
-         {"auto", "watchpoint", "sample"}},
+         hardware::comparison_kind_names()},
         {"window", option_kind::size, "64", "bytes compared around a probed word; 0: the word only"},
         {"companion", option_kind::choice, "auto",
          "also probe each newly remembered object at a second place, read at once, so that pairs are compared at "

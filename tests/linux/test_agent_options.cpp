@@ -94,6 +94,31 @@ TEST_CASE("agent options: each value reaches its setting") {
     CHECK(settings_of("threshold=0").session.profiler.min_object_size == 1); // every object, none of size 0
 }
 
+TEST_CASE("agent options: every sampler and comparison the backend names is a choice, and reaches its kind") {
+    // One list of names, the backend's: the options offer exactly those, and each parses back to its kind.
+    const auto specs = common_agent_options();
+    const auto choices = [&](std::string_view name) {
+        for (const option_spec& spec : specs)
+            if (spec.name == name) return spec.choices;
+        FAIL("no option " << name);
+        return std::vector<std::string_view>{};
+    };
+    CHECK(choices("sampler") == sampler_kind_names());
+    CHECK(choices("compare") == comparison_kind_names());
+    for (const std::string_view name : sampler_kind_names()) {
+        const auto kind = parse_sampler_kind(name);
+        REQUIRE(kind);
+        CHECK(sampler_kind_name(*kind) == name);
+        CHECK(settings_of("sampler=" + std::string(name)).session.backend.sampler == *kind);
+    }
+    for (const std::string_view name : comparison_kind_names()) {
+        const auto kind = parse_comparison_kind(name);
+        REQUIRE(kind);
+        CHECK(comparison_kind_name(*kind) == name);
+        CHECK(settings_of("compare=" + std::string(name)).session.backend.compare == *kind);
+    }
+}
+
 TEST_CASE("agent options: values that parse but make no sense are errors naming the option") {
     CHECK(error_of("rate=0").find("rate") != std::string::npos);
     CHECK(error_of("rate=200000").find("rate") != std::string::npos);

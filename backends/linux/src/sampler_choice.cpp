@@ -85,17 +85,31 @@ sampler_choice choose_sampler(const backend_options& options, const capabilities
     return choice;
 }
 
+namespace {
+
+constexpr sampler_kind all_sampler_kinds[] = {sampler_kind::automatic, sampler_kind::precise, sampler_kind::decode,
+                                              sampler_kind::decode_timer, sampler_kind::none};
+constexpr comparison_kind all_comparison_kinds[] = {comparison_kind::automatic, comparison_kind::watchpoint,
+                                                    comparison_kind::at_sample};
+
+template <class Kind, std::size_t N>
+std::vector<std::string_view> names_of(const Kind (&kinds)[N], std::string_view (*name)(Kind) noexcept) {
+    std::vector<std::string_view> names;
+    for (const Kind kind : kinds) names.push_back(name(kind));
+    return names;
+}
+
+} // namespace
+
 std::optional<sampler_kind> parse_sampler_kind(std::string_view name) noexcept {
-    for (sampler_kind kind : {sampler_kind::automatic, sampler_kind::precise, sampler_kind::decode,
-                              sampler_kind::decode_timer, sampler_kind::none})
+    for (const sampler_kind kind : all_sampler_kinds)
         if (sampler_kind_name(kind) == name) return kind;
     return std::nullopt;
 }
 
 std::optional<comparison_kind> parse_comparison_kind(std::string_view name) noexcept {
-    if (name == "auto") return comparison_kind::automatic;
-    if (name == "watchpoint") return comparison_kind::watchpoint;
-    if (name == "sample") return comparison_kind::at_sample;
+    for (const comparison_kind kind : all_comparison_kinds)
+        if (comparison_kind_name(kind) == name) return kind;
     return std::nullopt;
 }
 
@@ -108,6 +122,21 @@ std::string_view sampler_kind_name(sampler_kind kind) noexcept {
     case sampler_kind::none: return "none";
     }
     return "?";
+}
+
+std::vector<std::string_view> sampler_kind_names() { return names_of(all_sampler_kinds, sampler_kind_name); }
+
+std::string_view comparison_kind_name(comparison_kind kind) noexcept {
+    switch (kind) {
+    case comparison_kind::automatic: return "auto";
+    case comparison_kind::watchpoint: return "watchpoint";
+    case comparison_kind::at_sample: return "sample";
+    }
+    return "?";
+}
+
+std::vector<std::string_view> comparison_kind_names() {
+    return names_of(all_comparison_kinds, comparison_kind_name);
 }
 
 } // namespace ojx::hardware

@@ -41,6 +41,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ojx::hardware {
 
@@ -65,7 +66,12 @@ enum class comparison_kind : std::uint8_t {
 };
 
 std::optional<comparison_kind> parse_comparison_kind(std::string_view name) noexcept;
+// Each kind's name, as the agents' options take it (parse_… reads it back), and all of them in the order the
+// options list them: the one list of names.
 std::string_view sampler_kind_name(sampler_kind kind) noexcept;
+std::vector<std::string_view> sampler_kind_names();
+std::string_view comparison_kind_name(comparison_kind kind) noexcept;
+std::vector<std::string_view> comparison_kind_names();
 
 struct backend_options {
     sampler_kind sampler = sampler_kind::automatic;
