@@ -11,109 +11,50 @@ namespace ojx::tool {
 
 namespace {
 
-// The typed options of run and attach, each the agent option of the same name and kind (spelt with '-' for '_'
-// on ojx's command line).
-struct typed_option {
-    std::string_view name;
-    option_kind kind;
-    std::string_view valid_default; // any value of the kind: parse_options checks the declared default too
-    std::string_view flag;
-};
-constexpr typed_option typed_options[] = {
-    {"rate", option_kind::rate, "1", "--rate"},
-    {"track_rate", option_kind::count, "1", "--track-rate"},
-    {"interval", option_kind::size, "1", "--interval"},
-    {"threshold", option_kind::size, "1", "--threshold"},
-    {"duration", option_kind::duration, "0", "--duration"},
-};
-
-// One `--name VALUE` or `--name=VALUE` (or a bare flag) taken off the front of the arguments.
-class argument_reader {
-public:
-    explicit argument_reader(arguments args) : args_(args) {}
-
-    bool done() const noexcept { return next_ >= args_.size(); }
-    std::string_view take() { return args_[next_++]; }
-    arguments rest() const { return args_.subspan(next_); }
-
-    // The option's name ("--rate" of "--rate=5") and whether a value was attached with '='.
-    static std::string_view name_of(std::string_view argument) {
-        return argument.substr(0, argument.find('='));
-    }
-
-    // The value of the option just taken: after its '=', or the next argument. Sets `error` if there is none.
-    std::string_view value_of(std::string_view argument, std::string& error) {
-        if (const std::size_t equals = argument.find('='); equals != std::string_view::npos)
-            return argument.substr(equals + 1);
-        if (done()) {
-            error = std::string(argument) + " needs a value";
-            return {};
-        }
-        return take();
-    }
-
-private:
-    arguments args_;
-    std::size_t next_ = 0;
+// The options of run and attach: the tool's own (agent, file, option) and the agent's typed options of the same
+// names and kinds (on ojx's command line spelt with '-' for '_'), read with the agent's own syntax
+// (ojx/options.hpp) so that a typo is a usage error naming the option rather than a JVM that refuses to start.
+// The defaults are never read: what the agent is not given, it decides.
+const option_spec profiling_specs[] = {
+    {"agent", option_kind::text, "", ""},
+    {"file", option_kind::text, "", ""},
+    {"option", option_kind::text, "", ""},
+    {"rate", option_kind::rate, "", ""},
+    {"track_rate", option_kind::count, "", ""},
+    {"interval", option_kind::size, "", ""},
+    {"threshold", option_kind::size, "", ""},
+    {"duration", option_kind::duration, "", ""},
+    {"help", option_kind::flag, "", ""},
 };
 
-bool is_help(std::string_view argument) { return argument == "--help" || argument == "-h"; }
+const option_spec dump_specs[] = {
+    {"agent", option_kind::text, "", ""},
+    {"file", option_kind::text, "", ""},
+    {"stop", option_kind::flag, "", ""},
+    {"help", option_kind::flag, "", ""},
+};
 
 // The agent's option syntax separates items with ',': a value cannot hold one.
 std::string check_agent_value(std::string_view option, std::string_view value) {
-    if (value.empty()) return std::string(option) + " needs a value";
     if (value.find(',') != std::string_view::npos)
         return std::string(option) + " '" + std::string(value) + "': the agent's options cannot contain ','";
     return {};
 }
 
-// Checks a typed option's value with the agent's own parser; the agent item ("rate=1000") or an error.
-std::string typed_item(const typed_option& option, std::string_view value, std::string& error) {
-    error = check_agent_value(option.flag, value);
-    if (!error.empty()) return {};
-    const option_spec spec{option.name, option.kind, option.valid_default, ""};
-    const std::string item = std::string(option.name) + "=" + std::string(value);
-    const options_result result = parse_options(item, std::span<const option_spec>(&spec, 1));
-    if (!result.ok()) {
-        // "option 'rate=fast': expected a rate: …" → "--rate 'fast': expected a rate: …"
-        const std::string prefix = "option '" + item + "': ";
-        const bool shaped = result.error.rfind(prefix, 0) == 0;
-        error = std::string(option.flag) + " '" + std::string(value) +
-                "': " + (shaped ? result.error.substr(prefix.size()) : result.error);
-        return {};
-    }
-    return item;
-}
-
-// Reads one option of run and attach if `argument` is one: true if it was (error set when its value is bad).
-bool read_profiling_option(std::string_view argument, argument_reader& reader, profiling_options& options,
-                           std::string& error) {
-    const std::string_view name = argument_reader::name_of(argument);
-    if (name == "--agent") {
-        const std::string_view value = reader.value_of(argument, error);
-        if (error.empty() && value.empty()) error = "--agent needs a value";
+// Takes the option `reader` has just read into `options` if it is one of run and attach; `error` set when its
+// value cannot go to the agent.
+void take_profiling_option(const argument_reader& reader, profiling_options& options, std::string& error) {
+    const std::string_view name = reader.option()->name;
+    const std::string_view value = reader.text();
+    if (name == "agent") {
         options.agent = value;
-        return true;
-    }
-    if (name == "--file") {
-        const std::string_view value = reader.value_of(argument, error);
-        if (error.empty()) error = check_agent_value("--file", value);
-        options.file = value;
-        return true;
-    }
-    if (name == "--option") {
-        const std::string_view value = reader.value_of(argument, error);
-        if (error.empty() && value.empty()) error = "--option needs a value (agent options, e.g. sampler=timer)";
+    } else if (name == "option") {
         options.settings.emplace_back(value);
-        return true;
+    } else {
+        error = check_agent_value(option_flag(name), value);
+        if (name == "file") options.file = value;
+        else options.settings.push_back(std::string(name) + "=" + std::string(value));
     }
-    for (const typed_option& option : typed_options) {
-        if (name != option.flag) continue;
-        const std::string_view value = reader.value_of(argument, error);
-        if (error.empty()) options.settings.push_back(typed_item(option, value, error));
-        return true;
-    }
-    return false;
 }
 
 std::optional<pid_t> process_id(std::string_view text) {
@@ -121,10 +62,6 @@ std::optional<pid_t> process_id(std::string_view text) {
     const auto [end, code] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (code != std::errc{} || end != text.data() + text.size() || value <= 0) return std::nullopt;
     return static_cast<pid_t>(value);
-}
-
-std::string unknown_option(std::string_view argument) {
-    return "unknown option '" + std::string(argument) + "'";
 }
 
 // The PID argument of attach and dump: exactly one, a positive number.
@@ -173,76 +110,71 @@ std::string dump_command_line::agent_options() const {
 
 parsed<run_command_line> parse_run_command_line(arguments args) {
     parsed<run_command_line> result;
-    argument_reader reader(args);
+    argument_reader reader(args, profiling_specs);
     bool separated = false;
-    while (!reader.done() && result.ok()) {
-        const std::string_view argument = reader.take();
-        if (argument == "--") {
+    while (result.ok() && reader.next()) {
+        if (reader.option() == nullptr) {
+            if (!reader.separated()) {
+                result.error = "unexpected '" + std::string(reader.operand()) + "': the java command goes after '--'";
+                return result;
+            }
+            // The command, whole: what follows '--' is the java launcher's, options of ojx's names included.
             separated = true;
+            result.line.command.emplace_back(reader.operand());
+            for (const std::string_view word : reader.rest()) result.line.command.emplace_back(word);
             break;
         }
-        if (is_help(argument)) {
+        if (reader.option()->name == "help") {
             result.line.help = true;
             return result;
         }
-        if (!read_profiling_option(argument, reader, result.line.profiling, result.error))
-            result.error = argument.starts_with("-") ? unknown_option(argument)
-                                                     : "unexpected '" + std::string(argument) +
-                                                           "': the java command goes after '--'";
+        take_profiling_option(reader, result.line.profiling, result.error);
     }
+    if (result.ok()) result.error = reader.error();
     if (!result.ok()) return result;
-    if (!separated) {
-        result.error = "no java command: give it after '--'";
-        return result;
-    }
-    for (const std::string_view word : reader.rest()) result.line.command.emplace_back(word);
-    if (result.line.command.empty()) result.error = "nothing after '--': give the java command there";
+    if (!separated && !reader.separated()) result.error = "no java command: give it after '--'";
+    else if (result.line.command.empty()) result.error = "nothing after '--': give the java command there";
     return result;
 }
 
 parsed<attach_command_line> parse_attach_command_line(arguments args) {
     parsed<attach_command_line> result;
-    argument_reader reader(args);
-    while (!reader.done() && result.ok()) {
-        const std::string_view argument = reader.take();
-        if (is_help(argument)) {
+    argument_reader reader(args, profiling_specs);
+    while (result.ok() && reader.next()) {
+        if (reader.option() == nullptr) {
+            read_pid(reader.operand(), result.line.pid, result.error);
+        } else if (reader.option()->name == "help") {
             result.line.help = true;
             return result;
+        } else {
+            take_profiling_option(reader, result.line.profiling, result.error);
         }
-        if (read_profiling_option(argument, reader, result.line.profiling, result.error)) continue;
-        if (argument.starts_with("-")) result.error = unknown_option(argument);
-        else read_pid(argument, result.line.pid, result.error);
     }
+    if (result.ok()) result.error = reader.error();
     if (result.ok() && result.line.pid == 0) result.error = "no process id";
     return result;
 }
 
 parsed<dump_command_line> parse_dump_command_line(arguments args) {
     parsed<dump_command_line> result;
-    argument_reader reader(args);
-    while (!reader.done() && result.ok()) {
-        const std::string_view argument = reader.take();
-        const std::string_view name = argument_reader::name_of(argument);
-        if (is_help(argument)) {
+    argument_reader reader(args, dump_specs);
+    while (result.ok() && reader.next()) {
+        const option_spec* option = reader.option();
+        if (option == nullptr) {
+            read_pid(reader.operand(), result.line.pid, result.error);
+        } else if (option->name == "help") {
             result.line.help = true;
             return result;
-        }
-        if (argument == "--stop") {
+        } else if (option->name == "stop") {
             result.line.stop = true;
-        } else if (name == "--file") {
-            const std::string_view value = reader.value_of(argument, result.error);
-            if (result.ok()) result.error = check_agent_value("--file", value);
-            result.line.file = value;
-        } else if (name == "--agent") {
-            const std::string_view value = reader.value_of(argument, result.error);
-            if (result.ok() && value.empty()) result.error = "--agent needs a value";
-            result.line.agent = value;
-        } else if (argument.starts_with("-")) {
-            result.error = unknown_option(argument);
+        } else if (option->name == "file") {
+            result.error = check_agent_value("--file", reader.text());
+            result.line.file = reader.text();
         } else {
-            read_pid(argument, result.line.pid, result.error);
+            result.line.agent = reader.text();
         }
     }
+    if (result.ok()) result.error = reader.error();
     if (result.ok() && result.line.pid == 0) result.error = "no process id";
     return result;
 }
