@@ -66,6 +66,13 @@ int open_in_place(const output_target& target) {
     return fd;
 }
 
+// A new empty file in `target`'s directory, named in `name`: mkostemp (O_CREAT | O_EXCL, mode 0600, an
+// unpredictable name) never follows or reuses a file.
+int create_beside(const std::string& target, std::string& name) {
+    name = parent_of(target) + "/." + name_of(target) + ".XXXXXX";
+    return ::mkostemp(name.data(), O_CLOEXEC);
+}
+
 std::string reason(int error) {
     if (error == ENXIO) return "no process reads it";
     if (error == ESTALE) return "the program closed ojx's descriptor of it";
@@ -278,10 +285,9 @@ std::optional<std::string> output_file::open(const std::string& path) {
     if (s.target.write_in_place) {
         fd = open_in_place(s.target);
     } else {
-        std::string pattern = parent_of(s.target.path) + "/." + name_of(s.target.path) + ".XXXXXX";
-        // mkostemp: O_CREAT | O_EXCL, mode 0600, an unpredictable name; never follows or reuses a file.
-        fd = ::mkostemp(pattern.data(), O_CLOEXEC);
-        if (fd >= 0) s.temporary = pattern;
+        std::string name;
+        fd = create_beside(s.target.path, name);
+        if (fd >= 0) s.temporary = name;
     }
     if (fd < 0) return reason(errno);
     s.fd = owned_descriptor(fd);
@@ -324,8 +330,16 @@ std::optional<std::string> check_output_file(const std::string& path) {
         if (::faccessat(AT_FDCWD, target.path.c_str(), W_OK, AT_EACCESS) != 0) return reason(errno);
         return std::nullopt;
     }
-    output_file probe; // opened and discarded: what the real write will need, leaving nothing behind
-    return probe.open(target.path);
+    // What the real write will need, leaving nothing behind. The descriptor is closed where it was opened, not
+    // moved above the program's numbers as a kept one is: the move grows the descriptor table, an RCU grace
+    // period in a multi-threaded process, and this runs on the JVM's start-up path (kernel_warm_up.hpp grows the
+    // table off that path).
+    std::string name;
+    const int fd = create_beside(target.path, name);
+    if (fd < 0) return reason(errno);
+    ::close(fd);
+    ::unlink(name.c_str());
+    return std::nullopt;
 }
 
 std::optional<std::string> open_output_stream(const std::string& path, owned_descriptor& into,
