@@ -310,6 +310,30 @@ TEST_CASE("a command line: one error shape, naming the option as written", "[opt
     CHECK_THAT(parse_arguments({}, twice).error, Contains("'a' is declared twice"));
 }
 
+TEST_CASE("a command line read step by step: short spellings, and each option as written", "[options]") {
+    const option_alias short_names[] = {{"-o", "json"}};
+    const std::vector<std::string_view> words = {"-o", "out.json", "--seed=3", "in", "-o=x", "-h", "--json", "a"};
+    argument_reader reader(words, command_options, short_names);
+    std::vector<std::string> seen;
+    while (reader.next())
+        seen.push_back(reader.option() == nullptr ? std::string(reader.operand())
+                                                  : std::string(reader.option()->name) + " <" + reader.item() + ">");
+    CHECK(reader.error().empty());
+    CHECK(seen == std::vector<std::string>{"json <-o out.json>", "seed <--seed=3>", "in", "json <-o=x>", "help <-h>",
+                                           "json <--json a>"});
+    const auto error = [&](std::vector<std::string_view> line, std::span<const option_alias> shorts) {
+        argument_reader r(line, command_options, shorts);
+        while (r.next()) {
+        }
+        return r.error();
+    };
+    // A short spelling is named as written; it spells only its own option, and only where the command gives it.
+    CHECK(error({"-o"}, short_names) == "option '-o' needs a value: -o <text>");
+    CHECK(error({"-s", "1"}, short_names) == "unknown option '-s'; valid options are: --help, --seed, --track-rate, "
+                                              "--confidence, --trigger, --json");
+    CHECK_THAT(error({"-o", "x"}, {}), StartsWith("unknown option '-o'; "));
+}
+
 TEST_CASE("a command line's help is generated from the same table", "[options]") {
     const std::string help = argument_help_text(command_options);
     INFO(help);

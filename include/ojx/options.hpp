@@ -24,8 +24,9 @@
 //    because traces or scripts use it; the value read is the name it stands for).
 //
 // On a command line an option `name` is `--name` with '-' for '_' (track_rate: --track-rate); `-h` is --help
-// where a help flag is declared. A value follows after '=' or as the next argument; a flag takes none. The last
-// of repeats wins, as above. Arguments not starting with '-' are operands, and so is everything after "--".
+// where a help flag is declared, and a command may give other options a short spelling (-o for --output). A value
+// follows after '=' or as the next argument; a flag takes none. The last of repeats wins, as above. Arguments not
+// starting with '-' are operands, and so is everything after "--".
 #pragma once
 
 #include <algorithm>
@@ -43,7 +44,7 @@ namespace ojx {
 
 enum class option_kind { flag, size, count, duration, rate, text, choice, fraction };
 
-// Another name of a choice: `alias` is read as `value`.
+// Another name: `alias` is read as `value` (a choice's other name; on a command line, an option's short spelling).
 struct option_alias {
     std::string_view alias;
     std::string_view value;
@@ -190,7 +191,7 @@ struct options_detail {
             return "";
         }
         if (!value || value->empty()) {
-            const std::string_view equals = name.starts_with("--") ? " " : "=";
+            const std::string_view equals = name.starts_with('-') ? " " : "="; // a command line's option
             return quoted + " needs a value: " + std::string(name) + std::string(equals) + value_syntax(spec);
         }
         if (spec.kind == option_kind::text) {
@@ -354,8 +355,11 @@ inline std::string option_flag(std::string_view name) { return options_detail::f
 // an operand; an error (an unknown option, a bad value, a missing one) stops the reading.
 class argument_reader {
 public:
-    argument_reader(std::span<const std::string_view> args, std::span<const option_spec> specs)
-        : args_(args), specs_(specs) {}
+    // `short_names`: short spellings of options of the table, e.g. {"-o", "output"}: read as the option, named as
+    // written in messages. Not listed among the valid options, which the command's help names.
+    argument_reader(std::span<const std::string_view> args, std::span<const option_spec> specs,
+                    std::span<const option_alias> short_names = {})
+        : args_(args), specs_(specs), short_names_(short_names) {}
 
     // Steps to the next argument; false at the end or at an error.
     bool next() {
@@ -372,16 +376,19 @@ public:
         }
         const std::size_t equals = argument.find('=');
         const std::string_view flag = argument.substr(0, equals);
+        const auto is_short = [&](const option_spec& spec) {
+            if (flag == "-h" && spec.name == "help" && spec.kind == option_kind::flag) return true;
+            return std::any_of(short_names_.begin(), short_names_.end(),
+                               [&](const option_alias& a) { return a.alias == flag && a.value == spec.name; });
+        };
         for (const option_spec& spec : specs_)
-            if (options_detail::flag_of(spec.name) == flag || (flag == "-h" && spec.name == "help" &&
-                                                                spec.kind == option_kind::flag))
-                option_ = &spec;
+            if (options_detail::flag_of(spec.name) == flag || is_short(spec)) option_ = &spec;
         if (option_ == nullptr) {
             error_ = "unknown option '" + std::string(argument) + "'; " + options_detail::valid_names(specs_, true);
             return false;
         }
         value_ = option_value{};
-        std::string item(argument);
+        item_ = argument;
         std::string_view text;
         const std::string_view* given = nullptr;
         if (equals != std::string_view::npos) {
@@ -389,11 +396,11 @@ public:
             given = &text;
         } else if (option_->kind != option_kind::flag && at_ < args_.size()) {
             text = args_[at_++];
-            item += " " + std::string(text);
+            item_ += " " + std::string(text);
             given = &text;
         }
         text_ = text;
-        error_ = options_detail::assign(value_, *option_, flag, item, given);
+        error_ = options_detail::assign(value_, *option_, flag, item_, given);
         return error_.empty();
     }
 
@@ -401,6 +408,9 @@ public:
     const option_spec* option() const noexcept { return option_; }
     const option_value& value() const noexcept { return value_; }
     std::string_view text() const noexcept { return text_; }
+    // The option and its value as written (`--at gc:3`, `--at=gc:3`): what a caller's own check of a value names,
+    // as `option '…': expected …`.
+    const std::string& item() const noexcept { return item_; }
     std::string_view operand() const noexcept { return operand_; }
     // Whether "--" was passed: what follows it is operands only.
     bool separated() const noexcept { return separated_; }
@@ -412,9 +422,11 @@ public:
 private:
     std::span<const std::string_view> args_;
     std::span<const option_spec> specs_;
+    std::span<const option_alias> short_names_;
     std::size_t at_ = 0;
     const option_spec* option_ = nullptr;
     option_value value_;
+    std::string item_;
     std::string_view text_, operand_;
     bool separated_ = false;
     std::string error_;

@@ -1,6 +1,8 @@
 #include "collapsed_stacks.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace ojx::tool {
 namespace {
@@ -24,11 +26,9 @@ void write_frame(std::ostream& out, std::string_view frame) {
 } // namespace
 
 std::optional<stack_value> parse_stack_value(std::string_view name) {
-    if (name == "replicated-bytes") return stack_value::replicated_bytes;
-    if (name == "comparisons") return stack_value::comparisons;
-    if (name == "objects") return stack_value::objects;
-    if (name == "bytes") return stack_value::bytes;
-    return std::nullopt;
+    const auto found = std::find(std::begin(stack_value_names), std::end(stack_value_names), name);
+    if (found == std::end(stack_value_names)) return std::nullopt;
+    return static_cast<stack_value>(found - std::begin(stack_value_names));
 }
 
 void write_collapsed(std::ostream& out, const context_profile& site, stack_value value) {

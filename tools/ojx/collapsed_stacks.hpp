@@ -19,7 +19,10 @@ enum class stack_value {
     bytes,            // bytes allocated in tracked objects
 };
 
-std::optional<stack_value> parse_stack_value(std::string_view name); // "replicated-bytes", "comparisons", …
+// Their names, in the enum's order: what `ojx report --value` takes.
+inline constexpr std::string_view stack_value_names[] = {"replicated-bytes", "comparisons", "objects", "bytes"};
+
+std::optional<stack_value> parse_stack_value(std::string_view name); // one of stack_value_names
 
 // One site's line (nothing when its value is 0); sites are written as they are read.
 void write_collapsed(std::ostream& out, const context_profile& site, stack_value value);

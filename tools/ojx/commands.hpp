@@ -3,6 +3,7 @@
 // naming the file or option and the problem, is already on standard error).
 #pragma once
 
+#include <cstdio>
 #include <span>
 #include <string_view>
 
@@ -13,6 +14,22 @@ using arguments = std::span<const std::string_view>;
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_failed = 1;
 inline constexpr int exit_usage = 2;
+
+// "ojx COMMAND: MESSAGE" on standard error, for input a command cannot use (a missing or corrupt file); returns
+// exit_usage.
+inline int input_error(std::string_view command, std::string_view message) {
+    std::fprintf(stderr, "ojx %.*s: %.*s\n", static_cast<int>(command.size()), command.data(),
+                 static_cast<int>(message.size()), message.data());
+    return exit_usage;
+}
+
+// "ojx COMMAND: MESSAGE (ojx COMMAND --help)" on standard error, for a command line the command cannot take (the
+// option reader's message, or options that do not go together); returns exit_usage.
+inline int usage_error(std::string_view command, std::string_view message) {
+    std::fprintf(stderr, "ojx %.*s: %.*s (ojx %.*s --help)\n", static_cast<int>(command.size()), command.data(),
+                 static_cast<int>(message.size()), message.data(), static_cast<int>(command.size()), command.data());
+    return exit_usage;
+}
 
 int report_command(arguments args); // ojx report [options] PROFILE…
 int merge_command(arguments args);  // ojx merge PROFILE… -o OUT

@@ -1,11 +1,11 @@
 // `ojx heap`: the heap a trace describes at one point (the start of a collection, or after an event), as a census
 // of live objects by allocation context and type, with the trace's consistency checks. The replay backend's
 // heap_layout does the work; this file reads the arguments and prints.
-#include "command_line.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "whole_file.hpp"
 
+#include "ojx/options.hpp"
 #include "ojx/replay/heap_layout.hpp"
 #include "ojx/report.hpp"
 
@@ -208,12 +208,12 @@ std::string objects_and_bytes(std::uint64_t objects, std::uint64_t bytes) {
     return grouped(objects) + " objects, " + report_detail::bytes(static_cast<double>(bytes));
 }
 
-int check_census(const std::string& trace_path, std::span<const std::byte> trace, std::uint64_t tolerance,
-                 command_line& line) {
+int check_census(const std::string& trace_path, std::span<const std::byte> trace, std::uint64_t tolerance) {
     const replay::census_check check = replay::check_censuses(trace, trace_path);
-    if (!check.error.empty()) return line.fail(check.error);
+    if (!check.error.empty()) return input_error("heap", check.error);
     if (check.comparisons.empty())
-        return line.fail(trace_path + ": the trace holds no census (record it with the JVM agent's census= option)");
+        return input_error("heap",
+                           trace_path + ": the trace holds no census (record it with the JVM agent's census= option)");
     std::uint64_t exact = 0, tolerated = 0, beyond = 0, worst = 0;
     for (const replay::census_comparison& c : check.comparisons) {
         const std::uint64_t differing = c.objects_differing();
@@ -248,59 +248,66 @@ int check_census(const std::string& trace_path, std::span<const std::byte> trace
     return beyond == 0 && check.layout.problems() == 0 ? exit_ok : exit_check_failed;
 }
 
+// The options (ojx/options.hpp); heap_help says what they do and heap_command holds the defaults.
+const option_spec heap_options[] = {
+    {"at", option_kind::text, "", ""}, // gc:N, event:K or K: parse_point
+    {"top", option_kind::count, "", ""},
+    {"json", option_kind::text, "", ""},
+    {"check_census", option_kind::flag, "", ""},
+    {"tolerance", option_kind::count, "", ""},
+    {"help", option_kind::flag, "", ""},
+};
+
 } // namespace
 
 int heap_command(arguments args) {
-    command_line line("heap", args);
+    argument_reader reader(args, heap_options);
     std::vector<std::string> inputs;
     std::optional<replay::heap_point> point;
     std::uint64_t top = 20;
     std::string json_path;
     bool check = false;
     std::optional<std::uint64_t> tolerance;
-    while (line.next()) {
-        if (!line.is_option()) {
-            inputs.emplace_back(line.current());
-        } else if (line.is("--help") || line.is("-h")) {
+    while (reader.next()) {
+        if (reader.option() == nullptr) {
+            inputs.emplace_back(reader.operand());
+            continue;
+        }
+        const std::string_view name = reader.option()->name;
+        const option_value& value = reader.value();
+        if (name == "help") {
             std::fputs(heap_help, stdout);
             return exit_ok;
-        } else if (line.is("--at")) {
-            const std::optional<std::string> text = line.value();
-            if (!text) return exit_usage;
-            point = parse_point(*text);
-            if (!point)
-                return line.fail("--at: '" + *text + "' is not gc:N, event:K or an event number K (from 1)");
-        } else if (line.is("--top")) {
-            const std::optional<std::uint64_t> count = line.count();
-            if (!count) return exit_usage;
-            top = *count;
-        } else if (line.is("--check-census")) {
+        }
+        if (name == "at") {
+            if (!(point = parse_point(value.text)))
+                return usage_error("heap", "option '" + reader.item() +
+                                               "': expected gc:N, event:K or an event number K (from 1)");
+        } else if (name == "top") {
+            top = value.number;
+        } else if (name == "json") {
+            json_path = value.text;
+        } else if (name == "check_census") {
             check = true;
-        } else if (line.is("--tolerance")) {
-            tolerance = line.count();
-            if (!tolerance) return exit_usage;
-        } else if (line.is("--json")) {
-            const std::optional<std::string> path = line.value();
-            if (!path) return exit_usage;
-            json_path = *path;
         } else {
-            return line.unknown();
+            tolerance = value.number;
         }
     }
-    if (inputs.empty()) return line.fail("no trace given (ojx heap --help)");
-    if (inputs.size() > 1) return line.fail("one trace at a time");
+    if (!reader.error().empty()) return usage_error("heap", reader.error());
+    if (inputs.empty()) return usage_error("heap", "no trace given");
+    if (inputs.size() > 1) return usage_error("heap", "one trace at a time");
     if (check && (point || !json_path.empty()))
-        return line.fail("--check-census reads the whole trace: give it without --at and --json");
-    if (!check && tolerance) return line.fail("--tolerance goes with --check-census");
-    if (!check && !point) return line.fail("no point given: add --at gc:N or --at event:K");
+        return usage_error("heap", "--check-census reads the whole trace: give it without --at and --json");
+    if (!check && tolerance) return usage_error("heap", "--tolerance goes with --check-census");
+    if (!check && !point) return usage_error("heap", "no point given: add --at gc:N or --at event:K");
 
     const std::string& trace_path = inputs.front();
     std::string error;
     const auto trace = read_whole_file(trace_path, error);
-    if (!trace) return line.fail(error);
-    if (check) return check_census(trace_path, *trace, tolerance.value_or(0), line);
+    if (!trace) return input_error("heap", error);
+    if (check) return check_census(trace_path, *trace, tolerance.value_or(0));
     const replay::heap_reconstruction heap = replay::reconstruct_heap(*trace, trace_path, *point);
-    if (!heap.error.empty()) return line.fail(heap.error);
+    if (!heap.error.empty()) return input_error("heap", heap.error);
     const replay::heap_census census = replay::census_of(heap.layout);
 
     if (json_path == "-") {

@@ -79,11 +79,6 @@ example:
   ojx dump 4242 --file /tmp/now.json
 )";
 
-int usage_error(const char* command, const std::string& message) {
-    std::fprintf(stderr, "ojx %s: %s (ojx %s --help)\n", command, message.c_str(), command);
-    return exit_usage;
-}
-
 int failure(const std::string& message) {
     std::fprintf(stderr, "ojx: %s\n", message.c_str());
     return exit_failed;

@@ -1,14 +1,16 @@
 // `ojx merge`: many profiles — threads, processes, hosts — into one, estimates recomputed from the summed
 // evidence (profile_merger.hpp says how).
-#include "command_line.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "profile_merger.hpp"
 
+#include "ojx/options.hpp"
 #include "ojx/profile_writer.hpp"
 
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <vector>
 
 namespace ojx::tool {
 namespace {
@@ -25,34 +27,35 @@ merged profiles gives the same result as merging the originals at once.
 example: ojx merge host1.json host2.json host3.json -o fleet.json && ojx report fleet.json
 )";
 
+// The options (ojx/options.hpp); merge_help says what they do. -o is --output.
+const option_spec merge_options[] = {
+    {"output", option_kind::text, "", ""},
+    {"help", option_kind::flag, "", ""},
+};
+const option_alias merge_short_names[] = {{"-o", "output"}};
+
 } // namespace
 
 int merge_command(arguments args) {
-    command_line line("merge", args);
+    argument_reader reader(args, merge_options, merge_short_names);
     std::vector<std::string> inputs;
     std::string output;
-    while (line.next()) {
-        if (!line.is_option()) {
-            inputs.emplace_back(line.current());
-        } else if (line.is("--help") || line.is("-h")) {
+    while (reader.next()) {
+        if (reader.option() == nullptr) {
+            inputs.emplace_back(reader.operand());
+        } else if (reader.option()->name == "help") {
             std::fputs(merge_help, stdout);
             return exit_ok;
-        } else if (line.is("-o") || line.is("--output")) {
-            const std::optional<std::string> path = line.value();
-            if (!path) return exit_usage;
-            output = *path;
         } else {
-            return line.unknown();
+            output = reader.value().text;
         }
     }
-    if (inputs.empty()) return line.fail("no profile given (ojx merge --help)");
-    if (output.empty()) return line.fail("no output file: add -o OUT (or -o - for standard output)");
+    if (!reader.error().empty()) return usage_error("merge", reader.error());
+    if (inputs.empty()) return usage_error("merge", "no profile given");
+    if (output.empty()) return usage_error("merge", "no output file: add -o OUT (or -o - for standard output)");
 
     profile merged;
-    if (const auto error = load_profiles(inputs, merged)) {
-        std::fprintf(stderr, "ojx merge: %s\n", error->c_str());
-        return exit_usage;
-    }
+    if (const auto error = load_profiles(inputs, merged)) return input_error("merge", *error);
     if (output == "-") {
         write_profile_json(std::cout, merged);
         return std::cout.flush() ? exit_ok : exit_failed;

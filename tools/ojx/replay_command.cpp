@@ -1,15 +1,17 @@
 // `ojx replay`: analyse a recorded trace again (docs/trace-format.md), with the recorded settings or the settings
 // the trace can answer, and write the JSON profile — or replay it through a grid of configurations and compare them
 // (policy_comparison.hpp). The replay backend (backends/replay) does the work.
-#include "command_line.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "policy_comparison.hpp"
 #include "whole_file.hpp"
 
+#include "ojx/options.hpp"
 #include "ojx/replay/replay_profile.hpp"
+#include "ojx/replay/replay_settings.hpp"
 
 #include <cstdio>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <sstream>
@@ -75,9 +77,9 @@ int write_output(const std::string& path, const std::string& text) {
 
 int run_comparison(const std::string& trace_path, std::span<const std::byte> trace,
                    const replay::replay_settings& settings, const std::vector<comparison_axis>& axes,
-                   const std::string& json_path, command_line& line) {
+                   const std::string& json_path) {
     const policy_comparison comparison = compare_policies(trace, trace_path, settings, axes);
-    if (!comparison.error.empty()) return line.fail(comparison.error);
+    if (!comparison.error.empty()) return input_error("replay", comparison.error);
     std::ostringstream table;
     write_comparison_text(table, comparison, trace_path);
     if (!json_path.empty()) {
@@ -89,61 +91,79 @@ int run_comparison(const std::string& trace_path, std::span<const std::byte> tra
     return std::fflush(stdout) == 0 ? exit_ok : exit_failed;
 }
 
+// ojx replay's own options (ojx/options.hpp; replay_help_tail says what they do; -o is --output), then the
+// settings a replay may change, whose help comes from their tables (replay_settings.hpp).
+const option_spec own_options[] = {
+    {"output", option_kind::text, "", ""},
+    {"compare", option_kind::text, "", ""}, // SETTING=V1,V2,…: parse_comparison_axis
+    {"compare_json", option_kind::text, "", ""},
+    {"help", option_kind::flag, "", ""},
+};
+const option_alias replay_short_names[] = {{"-o", "output"}};
+
+const std::vector<option_spec>& replay_options() {
+    static const std::vector<option_spec> table = [] {
+        std::vector<option_spec> all(std::begin(own_options), std::end(own_options));
+        for (const auto* settings : {&replay::replay_any_trace_settings(), &replay::replay_every_access_settings()})
+            all.insert(all.end(), settings->begin(), settings->end());
+        return all;
+    }();
+    return table;
+}
+
 } // namespace
 
 int replay_command(arguments args) {
-    command_line line("replay", args);
+    argument_reader reader(args, replay_options(), replay_short_names);
     std::vector<std::string> inputs;
     std::string output;
     std::string comparison_json;
     std::vector<comparison_axis> axes;
     replay::replay_settings settings;
-    while (line.next()) {
-        if (!line.is_option()) {
-            inputs.emplace_back(line.current());
-        } else if (line.is("--help") || line.is("-h")) {
-            std::vector<option_spec> settings_table = replay::replay_any_trace_settings();
-            for (const option_spec& spec : replay::replay_every_access_settings()) settings_table.push_back(spec);
+    while (reader.next()) {
+        if (reader.option() == nullptr) {
+            inputs.emplace_back(reader.operand());
+            continue;
+        }
+        const std::string_view name = reader.option()->name;
+        if (name == "help") {
+            const std::span<const option_spec> settings_table =
+                std::span(replay_options()).subspan(std::size(own_options));
             std::printf("%s%s%s", replay_help, argument_help_text(settings_table).c_str(), replay_help_tail);
             return exit_ok;
-        } else if (line.is("-o") || line.is("--output") || line.is("--compare-json")) {
-            const bool json = line.is("--compare-json");
-            const std::optional<std::string> path = line.value();
-            if (!path) return exit_usage;
-            (json ? comparison_json : output) = *path;
-        } else if (line.is("--compare")) {
-            const std::optional<std::string> text = line.value();
-            if (!text) return exit_usage;
+        }
+        if (name == "output") {
+            output = reader.text();
+        } else if (name == "compare_json") {
+            comparison_json = reader.text();
+        } else if (name == "compare") {
             std::string error;
-            auto axis = parse_comparison_axis(*text, error);
-            if (!axis) return line.fail(error);
+            auto axis = parse_comparison_axis(reader.text(), error);
+            if (!axis) return usage_error("replay", error);
             axes.push_back(std::move(*axis));
-        } else if (const std::string_view option = line.current().substr(0, line.current().find('='));
-                   option.starts_with("--") && replay::find_replay_setting(option.substr(2))) {
-            const std::optional<std::string> text = line.value();
-            if (!text) return exit_usage;
-            if (const auto problem = replay::set_replay_setting(settings, option.substr(2), *text))
-                return line.fail(*problem);
-        } else {
-            return line.unknown();
+        } else if (const auto problem = replay::set_replay_setting(settings, name, reader.text())) {
+            return usage_error("replay", *problem); // a value of the setting's kind that it does not take
         }
     }
-    if (inputs.empty()) return line.fail("no trace given (ojx replay --help)");
-    if (inputs.size() > 1) return line.fail("one trace at a time (merge the profiles afterwards: ojx merge)");
+    if (!reader.error().empty()) return usage_error("replay", reader.error());
+    if (inputs.empty()) return usage_error("replay", "no trace given");
+    if (inputs.size() > 1)
+        return usage_error("replay", "one trace at a time (merge the profiles afterwards: ojx merge)");
     if (!axes.empty() && !output.empty())
-        return line.fail("--compare prints a table of several replays, -o writes one profile: give one or the other");
-    if (axes.empty() && !comparison_json.empty()) return line.fail("--compare-json needs --compare");
+        return usage_error("replay", "--compare prints a table of several replays, -o writes one profile: give one or "
+                                     "the other");
+    if (axes.empty() && !comparison_json.empty()) return usage_error("replay", "--compare-json needs --compare");
     if (axes.empty() && output.empty())
-        return line.fail("no output file: add -o PROFILE.json (or -o - for standard output), or --compare");
+        return usage_error("replay", "no output file: add -o PROFILE.json (or -o - for standard output), or --compare");
 
     const std::string& trace_path = inputs.front();
     std::string error;
     const auto trace = read_whole_file(trace_path, error);
-    if (!trace) return line.fail(error);
-    if (!axes.empty()) return run_comparison(trace_path, *trace, settings, axes, comparison_json, line);
+    if (!trace) return input_error("replay", error);
+    if (!axes.empty()) return run_comparison(trace_path, *trace, settings, axes, comparison_json);
 
     const replay::replayed_profile replayed = replay::replay_profile(*trace, trace_path, settings);
-    if (!replayed.error.empty()) return line.fail(replayed.error);
+    if (!replayed.error.empty()) return input_error("replay", replayed.error);
     if (const int status = write_output(output, replayed.json); status != exit_ok) return status;
     const replay::replay_result& r = replayed.replay;
     std::fprintf(stderr, "ojx replay: %llu events from %s%s\n", static_cast<unsigned long long>(r.events),

@@ -3,7 +3,6 @@
 // and the page keep only their best sites, collapsed stacks are written at once, and pprof keeps only its own
 // deduplicated message — memory for what is written, not for the profile.
 #include "collapsed_stacks.hpp"
-#include "command_line.hpp"
 #include "commands.hpp"
 #include "html_report.hpp"
 #include "output_file.hpp"
@@ -12,12 +11,16 @@
 #include "profile_reader.hpp"
 #include "source_lines.hpp"
 
+#include "ojx/options.hpp"
 #include "ojx/site_selection.hpp"
 #include "ojx/text_report.hpp"
 
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 namespace ojx::tool {
 namespace {
@@ -70,63 +73,53 @@ struct report_request {
     std::string pprof;
 };
 
+// The options, by the kinds the option reader checks (ojx/options.hpp); report_help says what each does and
+// report_request holds the defaults. --source may be repeated, each adding a directory.
+const option_spec report_options[] = {
+    {"top", option_kind::count, "", ""},
+    {"min_theta", option_kind::fraction, "", ""},
+    {"frames", option_kind::count, "", ""},
+    {"accesses", option_kind::count, "", ""},
+    {"source", option_kind::text, "", ""},
+    {"text", option_kind::flag, "", ""},
+    {"html", option_kind::text, "", ""},
+    {"html_top", option_kind::count, "", ""},
+    {"title", option_kind::text, "", ""},
+    {"collapsed", option_kind::text, "", ""},
+    {"value", option_kind::choice, "", "", {std::begin(stack_value_names), std::end(stack_value_names)}},
+    {"pprof", option_kind::text, "", ""},
+    {"help", option_kind::flag, "", ""},
+};
+
 // Reads the arguments into `request`; returns an exit status when the command should end now.
 std::optional<int> parse(arguments args, report_request& r) {
-    command_line line("report", args);
-    while (line.next()) {
-        if (!line.is_option()) {
-            r.profiles.emplace_back(line.current());
+    argument_reader reader(args, report_options);
+    while (reader.next()) {
+        if (reader.option() == nullptr) {
+            r.profiles.emplace_back(reader.operand());
             continue;
         }
-        std::optional<std::uint64_t> n;
-        std::optional<std::string> text;
-        if (line.is("--help") || line.is("-h")) {
+        const std::string_view name = reader.option()->name;
+        const option_value& value = reader.value();
+        if (name == "help") {
             std::fputs(report_help, stdout);
             return exit_ok;
-        } else if (line.is("--top")) {
-            if (!(n = line.count())) return exit_usage;
-            r.top = *n;
-        } else if (line.is("--min-theta")) {
-            const std::optional<double> x = line.fraction();
-            if (!x) return exit_usage;
-            r.min_theta = r.text.min_theta = *x;
-        } else if (line.is("--frames")) {
-            if (!(n = line.count())) return exit_usage;
-            r.text.frames = *n;
-        } else if (line.is("--accesses")) {
-            if (!(n = line.count())) return exit_usage;
-            r.text.accesses = *n;
-        } else if (line.is("--source")) {
-            if (!(text = line.value())) return exit_usage;
-            r.source_directories.push_back(*text);
-        } else if (line.is("--text")) {
-            r.text_wanted = true;
-        } else if (line.is("--html")) {
-            if (!(text = line.value())) return exit_usage;
-            r.html = *text;
-        } else if (line.is("--html-top")) {
-            if (!(n = line.count())) return exit_usage;
-            r.html_settings.top = *n;
-        } else if (line.is("--title")) {
-            if (!(text = line.value())) return exit_usage;
-            r.html_settings.title = *text;
-        } else if (line.is("--collapsed")) {
-            if (!(text = line.value())) return exit_usage;
-            r.collapsed = *text;
-        } else if (line.is("--value")) {
-            if (!(text = line.value())) return exit_usage;
-            const std::optional<stack_value> kind = parse_stack_value(*text);
-            if (!kind)
-                return line.fail("--value: '" + *text + "' is not one of replicated-bytes, comparisons, objects, bytes");
-            r.value = *kind;
-        } else if (line.is("--pprof")) {
-            if (!(text = line.value())) return exit_usage;
-            r.pprof = *text;
-        } else {
-            return line.unknown();
         }
+        if (name == "top") r.top = value.number;
+        else if (name == "min_theta") r.min_theta = r.text.min_theta = value.real;
+        else if (name == "frames") r.text.frames = value.number;
+        else if (name == "accesses") r.text.accesses = value.number;
+        else if (name == "source") r.source_directories.push_back(value.text);
+        else if (name == "text") r.text_wanted = true;
+        else if (name == "html") r.html = value.text;
+        else if (name == "html_top") r.html_settings.top = value.number;
+        else if (name == "title") r.html_settings.title = value.text;
+        else if (name == "collapsed") r.collapsed = value.text;
+        else if (name == "value") r.value = *parse_stack_value(value.text);
+        else r.pprof = value.text;
     }
-    if (r.profiles.empty()) return line.fail("no profile given (ojx report --help)");
+    if (!reader.error().empty()) return usage_error("report", reader.error());
+    if (r.profiles.empty()) return usage_error("report", "no profile given");
     if (r.html.empty() && r.collapsed.empty() && r.pprof.empty()) r.text_wanted = true;
     return std::nullopt;
 }
@@ -180,15 +173,11 @@ int report_command(arguments args) {
     run_profile run;
     if (r.profiles.size() > 1) {
         profile merged;
-        if (const auto error = load_profiles(r.profiles, merged)) {
-            std::fprintf(stderr, "ojx report: %s\n", error->c_str());
-            return exit_usage;
-        }
+        if (const auto error = load_profiles(r.profiles, merged)) return input_error("report", *error);
         run = merged.run;
         for (context_profile& c : merged.contexts) take(std::move(c));
     } else if (const auto error = read_profile(r.profiles.front(), run, take)) {
-        std::fprintf(stderr, "ojx report: %s\n", error->c_str());
-        return exit_usage;
+        return input_error("report", *error);
     }
 
     if (html != nullptr) write_html(*html, profile{run, page.best()}, r.html_settings);
