@@ -40,7 +40,8 @@ public:
     // 2026-11-26): a callback for an object below the threshold costs ≈ 0.2 µs in a tight loop but about ten
     // times that in javac (its slow-path allocation, the event's handles and transitions), so at 40 javac spent
     // ≈ 3 % of its CPU on 23 000 callbacks a second; at 5 Saxon's sites of eleven 1–4 KiB arrays got fewer than
-    // three digests in a quarter of the runs (recall 20/27, against 26/27 at 40); 15 keeps both in bounds.
+    // three digests in a quarter of the runs (recall 20/27, against 26/27 at 40); 15 keeps both in bounds, at
+    // the default target of 1000 then and of 500 now (Saxon 27/27 over 3 runs, 2026-11-26).
     static constexpr double callbacks_per_tracked = 15;
     static constexpr std::uint64_t window_ns = 200'000'000;
 

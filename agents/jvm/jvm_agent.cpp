@@ -82,13 +82,16 @@ constexpr std::size_t max_frames = profiling_session::max_frames;
 // allocated since the last collection within the exit budget.
 constexpr std::uint64_t collection_digest_bytes = 4ULL << 20;
 constexpr std::uint64_t exit_digest_bytes = 256ULL << 20;
-// The default target of tracked allocations a second (track_rate=): each costs ≈ 1.2 µs of CPU (a callback,
-// GetStackTrace, a weak global reference, the profiler's insert; bench/RESULTS.md, 2026-11-26), so tracking
-// costs ≈ 0.12 % of a core; the callbacks for smaller objects are bounded by
-// adaptive_heap_sampling::callbacks_per_tracked. A program allocating fewer objects at or above the threshold
-// a second has them sampled at adaptive_heap_sampling::floor_interval.
+// The default target of tracked allocations a second (track_rate=). What a tracked allocation costs grows with
+// its stack: GetStackTrace alone takes ≈ 8–9 µs at xalan's 27 frames on average (≈ 1.2 µs for the whole
+// callback in a shallow loop), besides its share of the callbacks for smaller objects (bounded by
+// adaptive_heap_sampling::callbacks_per_tracked) and of the whole-object sweeps. Halving the target from 1000
+// cut the agent's CPU on the JVM overhead benchmark from +4.1 % to +2.2 % and kept the corpus's recall at
+// 45/45 over seven Java programs; at 250, Saxon's sites of eleven arrays were missed in 5 of 27 cases
+// (bench/RESULTS.md, "Half the tracked allocations", 2026-11-26). A program allocating fewer objects at or
+// above the threshold a second has them sampled at adaptive_heap_sampling::floor_interval.
 constexpr allocation_tracking_words heap_sampling_option_words{
-    .default_track_rate = "1000",
+    .default_track_rate = "500",
     .track_rate_help = "adaptive heap sampling: about this many allocations (at or above threshold) a second are "
                        "tracked, the heap sampling interval moving every 200 ms to meet it (at least 4k; callbacks for "
                        "smaller objects bounded too); counts are weighted so that they stay unbiased",
