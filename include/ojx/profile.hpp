@@ -2,10 +2,12 @@
 // emulation demo make one from the profiler's report (report.hpp), `ojx` reads one from a file (tools/ojx's
 // profile_reader), merges them, and every output is made from it: the JSON (profile_writer.hpp), the text report
 // (text_report.hpp), and `ojx`'s HTML, collapsed stacks and pprof. It holds the sufficient statistics, so that
-// profiles merge exactly; the estimates are recomputed from them.
+// profiles merge exactly; the estimates are recomputed from them. A run that built a copy graph adds its copy
+// section (copy_profile.hpp).
 #pragma once
 
 #include "ojx/allocation_metrics.hpp"
+#include "ojx/copy_profile.hpp"
 #include "ojx/profiler.hpp"
 #include "ojx/site_estimate.hpp"
 #include "ojx/whole_object_evidence.hpp"
@@ -189,6 +191,7 @@ struct run_profile {
 struct profile {
     run_profile run;
     std::vector<context_profile> contexts; // in rank order (ranks_before below)
+    std::optional<copy_profile> copies; // none where the run made no copy graph
 };
 
 // The order every output lists contexts in: the profile's rank rule (the combined estimate, then comparisons),

@@ -1,5 +1,6 @@
 // The one writer of the documented JSON profile (docs/profile-format.md), version 1, from the profile model
-// (profile.hpp): what the agents, the emulation demo and `ojx merge` write. Numbers that merging adds up are
+// (profile.hpp): what the agents, the emulation demo and `ojx merge` write, its copy section included where the
+// profile has one. Numbers that merging adds up are
 // written with 17 digits, so that they read back exactly. Not for signal handlers: allocates freely.
 #pragma once
 
@@ -262,6 +263,48 @@ inline void write_run(std::ostream& out, const run_profile& run) {
     out << "},\n";
 }
 
+inline void write_copy_node(std::ostream& out, const copy_node& node) {
+    switch (node.kind) {
+    case copy_node_kind::field:
+        out << "{\"kind\": \"field\", \"site\": " << node.site << ", \"offset\": ";
+        if (node.offset == copy_node::elements) out << "\"elements\"}";
+        else out << node.offset << '}';
+        break;
+    case copy_node_kind::allocation: out << "{\"kind\": \"allocation\", \"site\": " << node.site << '}'; break;
+    case copy_node_kind::static_location: out << "{\"kind\": \"static\", \"address\": " << node.offset << '}'; break;
+    case copy_node_kind::consumer: out << "{\"kind\": \"consumer\"}"; break;
+    }
+}
+
+// The copy section: sums only (estimates are derived on reading), so that `ojx merge` adds them exactly.
+inline void write_copies(std::ostream& out, const copy_profile& c) {
+    out << ",\n  \"copies\": {\"sampling\": ";
+    write_strings(out, c.sampling);
+    out << ",\n    \"counters\": {";
+    for (std::size_t i = 0; i < std::size(copy_counters); ++i)
+        out << (i ? ", " : "") << '"' << copy_counters[i].name << "\": " << c.counters.*copy_counters[i].value;
+    out << "},\n    \"sites\": [";
+    for (std::size_t i = 0; i < c.sites.size(); ++i) {
+        out << (i ? ",\n      " : "\n      ") << "{\"type\": \"" << json_escape(c.sites[i].type)
+            << "\", \"frames\": ";
+        write_strings(out, c.sites[i].frames);
+        out << '}';
+    }
+    out << "],\n    \"edges\": [";
+    bool first = true;
+    for (const auto& [edge, volume] : c.graph.edges()) {
+        out << (first ? "\n      " : ",\n      ") << "{\"from\": ";
+        write_copy_node(out, edge.from);
+        out << ", \"to\": ";
+        write_copy_node(out, edge.to);
+        out << ", \"width\": " << unsigned{edge.width} << ", \"samples\": " << volume.samples << ", \"weight\": "
+            << volume.weight << ", \"weight_squares\": " << volume.weight_squares << ", \"max_weight\": "
+            << volume.max_weight << '}';
+        first = false;
+    }
+    out << "]}";
+}
+
 } // namespace report_detail
 
 // The documented JSON profile, version 1.
@@ -273,7 +316,9 @@ inline void write_profile_json(std::ostream& out, const profile& p) {
         out << (i ? ",\n" : "\n");
         report_detail::write_context(out, p.contexts[i]);
     }
-    out << "\n  ]\n}\n";
+    out << "\n  ]";
+    if (p.copies) report_detail::write_copies(out, *p.copies);
+    out << "\n}\n";
 }
 
 } // namespace ojx

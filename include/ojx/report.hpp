@@ -111,6 +111,13 @@ profile profile_of(const replica_report& report, const Tree& tree, const report_
     return p;
 }
 
+// A copy graph's context as a profile's copy section names it (copy_profile.hpp): `type` is the type allocated
+// there, as the backend knows it.
+template <class Tree>
+copy_site name_copy_site(const Tree& tree, context_id context, type_id type, const report_naming& naming) {
+    return {report_detail::type_name(type, naming), report_detail::frames(tree, context, naming)};
+}
+
 // The documented JSON profile of a report (profile_writer.hpp).
 template <class Tree>
 void write_json(std::ostream& out, const replica_report& report, const Tree& tree, const report_naming& naming,

@@ -19,9 +19,11 @@ class sampled_copy_graph {
 public:
     // One sample of the edge, taken at `period`.
     void add(const copy_edge& edge, std::uint64_t period) { edges_[edge].add(period); }
+    // Samples already summed (a profile's edge, a part of a run's).
+    void add(const copy_edge& edge, const sampled_volume& volume) { edges_[edge] += volume; }
 
     void merge(const sampled_copy_graph& other) {
-        for (const auto& [edge, volume] : other.edges_) edges_[edge] += volume;
+        for (const auto& [edge, volume] : other.edges_) add(edge, volume);
     }
 
     const std::map<copy_edge, sampled_volume>& edges() const noexcept { return edges_; }

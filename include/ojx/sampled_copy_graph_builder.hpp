@@ -49,6 +49,18 @@ struct sampled_copy_stats {
     std::uint64_t unmatched_samples = 0;      // sampled loads no value flow event followed (must stay 0)
     std::uint64_t edges = 0;
 
+    // Counts of parts of a run (threads, processes) add up.
+    sampled_copy_stats& operator+=(const sampled_copy_stats& other) noexcept {
+        loads_followed += other.loads_followed;
+        string_move_samples += other.string_move_samples;
+        ended += other.ended;
+        bound_reached += other.bound_reached;
+        bound_reached_no_edge += other.bound_reached_no_edge;
+        steps += other.steps;
+        unmatched_samples += other.unmatched_samples;
+        edges += other.edges;
+        return *this;
+    }
     friend bool operator==(const sampled_copy_stats&, const sampled_copy_stats&) = default;
 };
 

@@ -2,7 +2,8 @@
 // input and the problem, never a crash, an out-of-bounds access or undefined behaviour (AddressSanitizer and
 // UndefinedBehaviorSanitizer watch). What the reader accepts must be what every output relies on: fractions and
 // interval ends within [0, 1] (or not a number), intervals in order, comparison counts that do not wrap. And it
-// must survive a round trip: written by the profile writer and read back, it writes the same text again.
+// must survive a round trip: written by the profile writer and read back, it writes the same text again (its
+// copy section too).
 #include "profile_reader.hpp"
 
 #include "ojx/profile_writer.hpp"
@@ -30,8 +31,9 @@ std::optional<std::string> read_bytes(const void* data, std::size_t size, ojx::p
         size == 0 ? fmemopen(&nothing, 1, "r") : fmemopen(const_cast<void*>(data), size, "r"));
     if (!file) std::abort();
     if (size == 0) std::fgetc(file.get());
-    return ojx::tool::read_profile(file.get(), "fuzz.json", out.run,
-                                   [&](ojx::context_profile&& c) { out.contexts.push_back(std::move(c)); });
+    return ojx::tool::read_profile(
+        file.get(), "fuzz.json", out.run, [&](ojx::context_profile&& c) { out.contexts.push_back(std::move(c)); },
+        &out.copies);
 }
 
 bool fraction(double x) { return std::isnan(x) || (x >= 0 && x <= 1); }
@@ -62,6 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string first = written(read);
     ojx::profile again;
     if (read_bytes(first.data(), first.size(), again)) std::abort();
-    if (again.contexts.size() != read.contexts.size() || written(again) != first) std::abort();
+    if (again.contexts.size() != read.contexts.size() || again.copies != read.copies || written(again) != first)
+        std::abort();
     return 0;
 }

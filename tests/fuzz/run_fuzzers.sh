@@ -27,8 +27,9 @@ trace_reader)
     ;;
 profile_reader)
     cmake --build "$build_dir" -j2 --target fuzz_profile_reader
-    # The profiles the command's tests read: one of the JVM agent's and one of the native agent's.
-    cp "$source_dir"/tests/tools/testdata/*.json "$corpus"/
+    # The profiles the command's tests read: one of the JVM agent's and one of the native agent's; and one with
+    # a copy section.
+    cp "$source_dir"/tests/tools/testdata/*.json "$source_dir"/tests/fuzz/copies.json "$corpus"/
     extra=(-dict="$source_dir/tests/fuzz/profile.dict")
     ;;
 *)

@@ -148,8 +148,15 @@ std::optional<std::string> profile_merger::add_run(const run_profile& run, const
     return std::nullopt;
 }
 
+void profile_merger::add_copies(const copy_profile& copies) {
+    if (copies_) copies_->merge(copies);
+    else copies_ = copies; // a single profile's section stays exactly as written
+}
+
 std::optional<std::string> profile_merger::finish(profile& out) {
     out.run = run_;
+    out.copies = std::move(copies_);
+    copies_.reset();
     out.contexts.clear();
     out.contexts.reserve(sites_.size());
     bool merged_any = profiles_added_ > 1;
@@ -182,9 +189,12 @@ std::optional<std::string> load_profiles(const std::vector<std::string>& paths, 
     profile_merger merger;
     for (const std::string& path : paths) {
         run_profile run;
-        if (auto error = read_profile(path, run, [&](context_profile&& c) { merger.add_context(std::move(c), path); }))
+        std::optional<copy_profile> copies;
+        if (auto error = read_profile(
+                path, run, [&](context_profile&& c) { merger.add_context(std::move(c), path); }, &copies))
             return error;
         if (auto error = merger.add_run(run, path)) return error;
+        if (copies) merger.add_copies(*copies);
     }
     return merger.finish(out);
 }

@@ -1,8 +1,9 @@
 // Merging profiles. Contexts of the same site — the same allocated type and allocation frames — from any number
 // of profiles (threads, processes, hosts) become one context whose evidence is the sum of theirs and whose
 // estimate is recomputed from that sum, never averaged: θ, its interval, α, ω and γ are what one profile with all
-// the comparisons would have said. Counters add up; descriptive fields keep every distinct value. The result
-// does not depend on the order or grouping of the inputs (merging is commutative and associative).
+// the comparisons would have said. Counters add up; descriptive fields keep every distinct value. Copy sections
+// add up too (copy_profile::merge: edges by their sample sums, sites by name), exactly, at any periods. The
+// result does not depend on the order or grouping of the inputs (merging is commutative and associative).
 #pragma once
 
 #include "ojx/profile.hpp"
@@ -21,6 +22,8 @@ public:
     // delivers them in. `source` names the profile in error messages.
     void add_context(context_profile&& context, const std::string& source);
     std::optional<std::string> add_run(const run_profile& run, const std::string& source);
+    // A profile's copy section, if it has one.
+    void add_copies(const copy_profile& copies);
 
     // The merged profile, contexts in rank order. Fails if a site seen more than once has no evidence sums to
     // add (a profile written before profiles carried them).
@@ -36,6 +39,7 @@ private:
     std::vector<site> sites_;
     std::unordered_map<std::string, std::size_t> site_index_;
     run_profile run_;
+    std::optional<copy_profile> copies_; // none until a profile with a copy section is added
     std::string first_source_;
     std::size_t profiles_added_ = 0;
 };

@@ -1,6 +1,7 @@
 // The streaming profile reader: RapidJSON's SAX events are matched against paths in the profile
 // ("contexts[].comparisons.equal") and stored into the context being read; a context is handed over when its
-// object closes. Fields nobody knows are skipped (docs/profile-format.md: readers ignore unknown fields).
+// object closes. The copy section is read whole, each edge checked as it closes, and handed over at the end.
+// Fields nobody knows are skipped (docs/profile-format.md: readers ignore unknown fields).
 #include "profile_reader.hpp"
 
 #include <rapidjson/error/en.h>
@@ -20,6 +21,7 @@
 #include <memory>
 #include <set>
 #include <string_view>
+#include <tuple>
 
 namespace ojx::tool {
 namespace {
@@ -109,6 +111,7 @@ public:
     const std::string& problem() const noexcept { return problem_; }
     bool saw_version() const noexcept { return version_ != 0; }
     std::size_t contexts_read() const noexcept { return context_index_; }
+    std::optional<copy_profile>& copies() noexcept { return copies_; }
 
     bool Null() { return value({scalar::kind::null}); }
     bool Bool(bool b) { return value({scalar::kind::boolean, 0, 0, b}); }
@@ -160,6 +163,14 @@ public:
     bool StartObject() {
         if (depth_ == 0) return enter(false);
         if (depth_ == 1 && key_ == "contexts") return wrong_type("contexts", "a list of contexts");
+        if (depth_ == 1 && key_ == "copies") {
+            copies_.emplace();
+            in_copies_ = true;
+        }
+        if (in_copies_) {
+            if (path_ == "copies.sites[]" && in_array()) copies_->sites.emplace_back();
+            if (path_ == "copies.edges[]" && in_array()) edge_ = edge_read{};
+        }
         if (path_ == "contexts[]" && in_array() && !in_context_) {
             if (!saw_version()) return fail("not an ojx profile (no ojx_profile_version before its contexts)");
             in_context_ = true;
@@ -188,12 +199,18 @@ public:
             in_context_ = false;
             return ok;
         }
+        if (in_copies_ && path_ == "copies.edges[]" && depth_ == 3) return finish_edge();
+        if (in_copies_ && depth_ == 1) {
+            in_copies_ = false;
+            return finish_copies();
+        }
         return true;
     }
 
     bool StartArray() {
         if (depth_ == 0) return fail("not an ojx profile (the top level is an array, not an object)");
         if (depth_ == 1 && key_ == "run") return wrong_type("run", "an object");
+        if (depth_ == 1 && key_ == "copies") return wrong_type("copies", "an object");
         if (!enter(true)) return false;
         if (in_context_ && path_ == "contexts[].allocation.frames[]") present_ |= has_frames; // may be empty
         return true;
@@ -238,6 +255,7 @@ private:
 
     std::string where() const {
         if (in_context_) return "context " + std::to_string(context_index_ + 1) + ": ";
+        if (in_copies_) return "copies: ";
         return path_.starts_with("run") ? "run: " : "";
     }
 
@@ -274,12 +292,14 @@ private:
         if (path_ == "contexts[]") return fail("context " + std::to_string(context_index_ + 1) + ": not an object");
         if (path_.empty()) return top_value(v);
         if (path_.starts_with("run")) return run_value(v, in_array());
+        if (in_copies_) return copies_value(v);
         return true;
     }
 
     bool top_value(const scalar& v) {
         if (key_ == "run") return wrong_type("run", "an object");
         if (key_ == "contexts") return wrong_type("contexts", "a list of contexts");
+        if (key_ == "copies") return wrong_type("copies", "an object");
         if (key_ != "ojx_profile_version") return true;
         std::uint64_t version = 0;
         if (v.what != scalar::kind::unsigned_integer || v.integer == 0)
@@ -600,6 +620,125 @@ private:
         return ok;
     }
 
+    // An edge of the copy section as read so far.
+    struct node_read {
+        std::string kind;
+        std::optional<std::uint64_t> site, offset, address;
+    };
+    struct edge_read {
+        node_read from, to;
+        std::optional<std::uint64_t> width;
+        sampled_volume volume;
+        unsigned sums = 0; // one bit each for samples, weight, weight_squares and max_weight, as read
+    };
+
+    // The copy section (copy_profile.hpp): its counters, sites and edges' sums, checked as they are read.
+    bool copies_value(const scalar& v) {
+        copy_profile& c = *copies_;
+        if (path_ == "copies.sampling[]") return text(v, "sampling", c.sampling.emplace_back());
+        if (path_ == "copies.counters") {
+            for (const copy_counter& counter : copy_counters)
+                if (key_ == counter.name) return count(v, "counters." + key_, c.counters.*counter.value);
+            return true;
+        }
+        if (path_ == "copies.sites[]") {
+            if (in_array()) return wrong_type("sites", "a list of objects");
+            return key_ == "type" ? text(v, "sites.type", c.sites.back().type) : true;
+        }
+        if (path_ == "copies.sites[].frames[]") return frame(v, "sites.frames", c.sites.back().frames);
+        if (path_ == "copies.edges[]") {
+            if (in_array()) return wrong_type("edges", "a list of objects");
+            const std::string field = "edges." + key_;
+            if (key_ == "width") return count(v, field, edge_.width.emplace());
+            if (key_ == "samples") return count(v, field, edge_.volume.samples) && mark_sum(1);
+            if (key_ == "weight") return count(v, field, edge_.volume.weight) && mark_sum(2);
+            if (key_ == "weight_squares") return count(v, field, edge_.volume.weight_squares) && mark_sum(4);
+            if (key_ == "max_weight") return count(v, field, edge_.volume.max_weight) && mark_sum(8);
+            return true;
+        }
+        if (path_ == "copies.edges[].from") return node_value(v, "edges.from.", edge_.from);
+        if (path_ == "copies.edges[].to") return node_value(v, "edges.to.", edge_.to);
+        return true;
+    }
+
+    bool mark_sum(unsigned sum) {
+        edge_.sums |= sum;
+        return true;
+    }
+
+    bool node_value(const scalar& v, std::string_view end, node_read& n) {
+        const std::string field = std::string(end) + key_;
+        if (key_ == "kind") return text(v, field, n.kind);
+        if (key_ == "site") return count(v, field, n.site.emplace());
+        if (key_ == "address") return count(v, field, n.address.emplace());
+        if (key_ != "offset") return true;
+        if (v.what == scalar::kind::string && v.text == "elements") {
+            n.offset = copy_node::elements;
+            return true;
+        }
+        return count(v, field, n.offset.emplace());
+    }
+
+    // The node an edge's end names, or why it names none.
+    std::string node_problem(const node_read& n, std::string_view end, copy_node& out) const {
+        const std::string field = "field 'edges." + std::string(end);
+        const bool in_site = n.kind == "field" || n.kind == "allocation";
+        if (in_site && !n.site) return field + ".site' is missing";
+        if (in_site && *n.site >= no_context) return field + ".site' is too large";
+        if (n.kind == "field") {
+            if (!n.offset) return field + ".offset' is missing";
+            out = copy_node::field(static_cast<context_id>(*n.site), *n.offset);
+        } else if (n.kind == "allocation") {
+            out = copy_node::allocation(static_cast<context_id>(*n.site));
+        } else if (n.kind == "static") {
+            if (!n.address) return field + ".address' is missing";
+            out = copy_node::static_location(*n.address);
+        } else if (n.kind == "consumer") {
+            out = copy_node::consumer();
+        } else {
+            return field + ".kind' should be field, allocation, static or consumer";
+        }
+        return {};
+    }
+
+    // An edge whose sums could come from samples: at least one, each weighing between 1 and max_weight.
+    bool finish_edge() {
+        copy_edge edge;
+        const std::tuple<const node_read*, const char*, copy_node*> ends[] = {{&edge_.from, "from", &edge.from},
+                                                                             {&edge_.to, "to", &edge.to}};
+        for (const auto& [n, end, node] : ends)
+            if (const std::string problem = node_problem(*n, end, *node); !problem.empty())
+                return fail(where() + problem);
+        if (edge.from.kind == copy_node_kind::consumer) return fail(where() + "an edge from the consumer");
+        if (edge.to.kind == copy_node_kind::allocation) return fail(where() + "an edge into an allocation node");
+        if (!edge_.width || *edge_.width == 0 || *edge_.width > 255)
+            return wrong_type("edges.width", "an integer from 1 to 255");
+        edge.width = static_cast<std::uint8_t>(*edge_.width);
+        const sampled_volume& s = edge_.volume;
+        if (edge_.sums != 15) return fail(where() + "an edge needs samples, weight, weight_squares and max_weight");
+        if (s.samples == 0 || s.max_weight == 0 || s.samples > s.weight || s.max_weight > s.weight ||
+            s.weight > s.weight_squares || s.weight_squares / s.max_weight > s.weight ||
+            s.max_weight > s.weight_squares / s.max_weight)
+            return fail(where() + "an edge's sums are inconsistent (1 <= samples <= weight, max_weight <= weight <= "
+                                  "weight_squares <= weight * max_weight, max_weight^2 <= weight_squares)");
+        if (copies_->graph.edges().contains(edge)) return fail(where() + "an edge is listed twice");
+        copies_->graph.add(edge, s);
+        return true;
+    }
+
+    // Every site an edge names is listed; the sites are put in order (a no-op for what ojx writes).
+    bool finish_copies() {
+        for (const auto& [edge, volume] : copies_->graph.edges())
+            for (const copy_node& node : {edge.from, edge.to})
+                if (names_site(node) && node.site >= copies_->sites.size())
+                    return fail("copies: an edge names site " + std::to_string(node.site) +
+                                ", which 'sites' does not list");
+        copy_profile ordered;
+        ordered.merge(*copies_);
+        *copies_ = std::move(ordered);
+        return true;
+    }
+
     bool finish_context() {
         if ((present_ & all_required) != all_required) {
             for (const auto& [bit, name] : required_names)
@@ -650,6 +789,10 @@ private:
     int alpha_ci_ends_ = 0;
     std::vector<std::size_t> family_blocks_; // blocks read per near family of the context
     std::set<std::string> merged_lists_seen_;
+
+    bool in_copies_ = false;
+    std::optional<copy_profile> copies_; // the copy section, when the profile has one
+    edge_read edge_;                     // the edge being read in it
 };
 
 struct file_closer {
@@ -659,15 +802,17 @@ struct file_closer {
 } // namespace
 
 std::optional<std::string> read_profile(const std::string& path, run_profile& run,
-                                        const context_consumer& on_context) {
+                                        const context_consumer& on_context, std::optional<copy_profile>* copies) {
+    if (copies) copies->reset();
     const std::unique_ptr<std::FILE, file_closer> file(std::fopen(path.c_str(), "rb"));
     if (!file) return path + ": cannot read: " + std::strerror(errno);
-    return read_profile(file.get(), path, run, on_context);
+    return read_profile(file.get(), path, run, on_context, copies);
 }
 
 std::optional<std::string> read_profile(std::FILE* file, const std::string& path, run_profile& run,
-                                        const context_consumer& on_context) {
+                                        const context_consumer& on_context, std::optional<copy_profile>* copies) {
     run = run_profile{};
+    if (copies) copies->reset();
     profile_handler handler(run, on_context);
     char buffer[1 << 16];
     rapidjson::FileReadStream stream(file, buffer, sizeof buffer);
@@ -689,6 +834,7 @@ std::optional<std::string> read_profile(std::FILE* file, const std::string& path
                                            rapidjson::GetParseError_En(result.Code()));
     }
     if (!handler.saw_version()) return path + ": not an ojx profile (no ojx_profile_version field)";
+    if (copies) *copies = std::move(handler.copies());
     return std::nullopt;
 }
 

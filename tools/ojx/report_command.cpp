@@ -1,7 +1,8 @@
 // `ojx report`: one or more profiles (merged first) as a ranked table, a self-contained HTML page, collapsed
 // stacks or pprof. A single profile is read as a stream: each site goes to every output as it is read, the table
 // and the page keep only their best sites, collapsed stacks are written at once, and pprof keeps only its own
-// deduplicated message — memory for what is written, not for the profile.
+// deduplicated message — memory for what is written, not for the profile. A copy section is printed after the
+// table (copies_view.hpp).
 #include "collapsed_stacks.hpp"
 #include "commands.hpp"
 #include "html_report.hpp"
@@ -11,6 +12,7 @@
 #include "profile_reader.hpp"
 #include "source_lines.hpp"
 
+#include "ojx/copies_view.hpp"
 #include "ojx/options.hpp"
 #include "ojx/site_selection.hpp"
 #include "ojx/text_report.hpp"
@@ -171,12 +173,14 @@ int report_command(arguments args) {
         table.add(std::move(c));
     };
     run_profile run;
+    std::optional<copy_profile> copies;
     if (r.profiles.size() > 1) {
         profile merged;
         if (const auto error = load_profiles(r.profiles, merged)) return input_error("report", *error);
         run = merged.run;
+        copies = std::move(merged.copies);
         for (context_profile& c : merged.contexts) take(std::move(c));
-    } else if (const auto error = read_profile(r.profiles.front(), run, take)) {
+    } else if (const auto error = read_profile(r.profiles.front(), run, take, &copies)) {
         return input_error("report", *error);
     }
 
@@ -192,6 +196,7 @@ int report_command(arguments args) {
             r.text.source_line = [&lines = *sources](std::string_view frame) { return lines.line_of(frame); };
         }
         write_text_report(std::cout, r.profiles, run, table.best(), table.totals(), r.text);
+        if (copies) write_copies_view(std::cout, *copies, run.estimator.confidence, r.text);
     }
     for (const std::string& path : {r.html, r.collapsed, r.pprof})
         if (!path.empty() && path != "-") std::fprintf(stderr, "ojx report: wrote %s\n", path.c_str());

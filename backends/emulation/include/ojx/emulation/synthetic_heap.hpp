@@ -24,7 +24,9 @@ public:
 
     // `base` is where the heap pretends to live; `capacity` bytes of real memory back it. The last
     // `static_bytes` of them are the program's static data: read and written as the rest, never allocated.
-    explicit synthetic_heap(std::size_t capacity, address base = 0x7f0000000000ULL, std::size_t static_bytes = 0)
+    static constexpr address default_base = 0x7f0000000000ULL;
+
+    explicit synthetic_heap(std::size_t capacity, address base = default_base, std::size_t static_bytes = 0)
         : base_(base), bytes_(capacity, std::byte{0}), allocatable_(capacity - std::min(static_bytes, capacity)) {}
 
     address base() const noexcept { return base_; }

@@ -1,0 +1,125 @@
+// The copies view of the text report (`ojx report` on a profile with a copy section): the edges that copied the
+// most bytes, estimated from their samples with an interval (copy_estimate.hpp), and the hot copy chains
+// (hot_copy_chains.hpp) of the graph the samples stand for; every node named by its allocation context. Not for
+// signal handlers.
+#pragma once
+
+#include "ojx/copy_estimate.hpp"
+#include "ojx/copy_graph.hpp"
+#include "ojx/copy_profile.hpp"
+#include "ojx/hot_copy_chains.hpp"
+#include "ojx/text_report.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ojx {
+
+inline constexpr std::size_t copies_view_edges = 10;  // edges listed, heaviest first
+inline constexpr std::size_t copies_view_chains = 5;  // chains listed, heaviest first
+
+// A node as the view names it: "Record+8 at FRAME", "long[] elements at FRAME" (every element), "new Record at
+// FRAME" (fresh references), "static 0x…", "(computed on)".
+inline std::string copy_node_name(const copy_profile& copies, const copy_node& node) {
+    const auto at = [&](const std::string& what) {
+        const copy_site& s = copies.sites.at(node.site);
+        return what + " at " + (s.frames.empty() ? std::string("(no frames)") : s.frames.front());
+    };
+    switch (node.kind) {
+    case copy_node_kind::field:
+        return at(copies.sites.at(node.site).type +
+                  (node.offset == copy_node::elements ? std::string(" elements") : "+" + std::to_string(node.offset)));
+    case copy_node_kind::allocation: return at("new " + copies.sites.at(node.site).type);
+    case copy_node_kind::static_location: {
+        char text[32];
+        std::snprintf(text, sizeof text, "static 0x%llx", static_cast<unsigned long long>(node.offset));
+        return text;
+    }
+    case copy_node_kind::consumer: break;
+    }
+    return "(computed on)";
+}
+
+// "A -> B -> C": a chain's nodes named.
+inline std::string copy_chain_name(const copy_profile& copies, const copy_chain& chain) {
+    std::string text;
+    for (const copy_node& node : chain.nodes) text += (text.empty() ? "" : " -> ") + copy_node_name(copies, node);
+    return text;
+}
+
+struct estimated_copy_edge {
+    copy_edge edge;
+    std::uint64_t samples = 0;
+    copy_estimate estimate;
+};
+
+// The section's edges by estimated bytes, heaviest first (ties in edge order), with intervals at `level`.
+inline std::vector<estimated_copy_edge> heaviest_copy_edges(const copy_profile& copies, double level) {
+    std::vector<estimated_copy_edge> edges;
+    for (const auto& [edge, volume] : copies.graph.edges())
+        edges.push_back({edge, volume.samples, estimate_copies(volume, edge.width, level)});
+    std::stable_sort(edges.begin(), edges.end(), [](const estimated_copy_edge& a, const estimated_copy_edge& b) {
+        return a.estimate.bytes > b.estimate.bytes;
+    });
+    return edges;
+}
+
+// The hot copy chains of the graph the section's samples stand for, heaviest first.
+inline std::vector<copy_chain> copy_chains(const copy_profile& copies) {
+    return hot_copy_chains(copies.graph.estimated());
+}
+
+// The view, intervals at `level` (the profile's estimator confidence); frames' source lines as `options` says.
+inline void write_copies_view(std::ostream& out, const copy_profile& copies, double level,
+                              const text_options& options) {
+    using namespace report_detail;
+    const sampled_copy_stats& c = copies.counters;
+    const auto range = [&](const copy_estimate& e) {
+        return "~" + bytes(e.bytes) + " [" + bytes(e.bytes_interval.low) + ", " + bytes(e.bytes_interval.high) + "]";
+    };
+    const copy_estimate copied =
+        copies.graph.estimate([](const copy_edge& e) { return e.to.is_location(); }, level);
+    const copy_estimate used =
+        copies.graph.estimate([](const copy_edge& e) { return e.to.kind == copy_node_kind::consumer; }, level);
+    out << "\ncopies (sampled copy graph): " << joined(copies.sampling) << "\n  " << c.edges << " edge samples; "
+        << c.loads_followed << " sampled loads followed: " << c.ended << " ended, " << c.bound_reached
+        << " at the bound (" << c.bound_reached_no_edge << " with no edge); " << c.string_move_samples
+        << " string-move elements\n  copied into heap locations " << range(copied) << ", used by computations "
+        << range(used) << " (" << percent(level) << " intervals)\n";
+    const std::vector<estimated_copy_edge> edges = heaviest_copy_edges(copies, level);
+    if (edges.empty()) {
+        out << "  no copy was sampled\n";
+        return;
+    }
+    char header[128];
+    std::snprintf(header, sizeof header, "%3s  %-10s  %-24s  %7s  %5s  ", "#", "copied",
+                  ("[" + percent(level) + " interval]").c_str(), "samples", "width");
+    out << '\n' << header << "from -> to\n";
+    for (std::size_t i = 0; i < edges.size() && i < copies_view_edges; ++i) {
+        const estimated_copy_edge& e = edges[i];
+        char row[160];
+        std::snprintf(row, sizeof row, "%3zu  %-10s  [%10s, %10s]  %7llu  %3u B  ", i + 1,
+                      bytes(e.estimate.bytes).c_str(), bytes(e.estimate.bytes_interval.low).c_str(),
+                      bytes(e.estimate.bytes_interval.high).c_str(),
+                      static_cast<unsigned long long>(e.samples), unsigned{e.edge.width});
+        out << row << copy_node_name(copies, e.edge.from) << " -> " << copy_node_name(copies, e.edge.to) << '\n';
+        for (const copy_node& node : {e.edge.from, e.edge.to})
+            if (names_site(node) && !copies.sites.at(node.site).frames.empty())
+                write_source(out, copies.sites.at(node.site).frames.front(), options);
+    }
+    const std::vector<copy_chain> chains = copy_chains(copies);
+    out << "\nhot copy chains (values carried through two or more heap locations; bytes of the lightest edge):\n";
+    if (chains.empty()) out << "  none\n";
+    for (std::size_t i = 0; i < chains.size() && i < copies_view_chains; ++i) {
+        char rank[32];
+        std::snprintf(rank, sizeof rank, "%3zu  %-10s  ", i + 1, bytes(static_cast<double>(chains[i].bytes)).c_str());
+        out << rank << copy_chain_name(copies, chains[i]) << '\n';
+    }
+}
+
+} // namespace ojx

@@ -1,0 +1,301 @@
+// The copy section of profiles (docs/profile-format.md, "copies") end to end on the emulation: a generated copy
+// program profiled with the sampled copy graph builder on the analysis host writes a profile whose section reads
+// back equal and writes again byte for byte; the planted hot chains are what the report's chain view lists;
+// `ojx merge` of two such profiles, sampled at different periods, is exactly the section of both runs' graphs
+// merged in memory (sampled_copy_graph::merge), in either order and through merged profiles again; bad sections
+// are refused with one line.
+#include "profile_merger.hpp"
+#include "profile_reader.hpp"
+
+#include "ojx/emulation/copy_profiling_session.hpp"
+#include "ojx/emulation/copy_programs.hpp"
+#include "ojx/copies_view.hpp"
+#include "ojx/copy_profile.hpp"
+#include "ojx/profile_writer.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace ojx;
+using namespace ojx::emulation;
+using namespace ojx::tool;
+
+namespace {
+
+const report_naming naming{[](std::uint64_t frame) { return "Copies.f" + std::to_string(frame & 0xffff) + "()"; },
+                           [](type_id type) { return "Record" + std::to_string(type); }};
+
+struct scratch_file {
+    std::filesystem::path path;
+    scratch_file(const std::string& name, const std::string& content)
+        : path(std::filesystem::temp_directory_path() / ("ojx-copies-" + name)) {
+        std::ofstream(path, std::ios::binary) << content;
+    }
+    ~scratch_file() { std::filesystem::remove(path); }
+};
+
+std::string json_of(const profile& p) {
+    std::ostringstream out;
+    write_profile_json(out, p);
+    return out.str();
+}
+
+struct read_back {
+    std::optional<std::string> error;
+    std::optional<copy_profile> copies;
+    std::size_t contexts = 0;
+};
+
+read_back read_json(const std::string& name, const std::string& json) {
+    const scratch_file file(name, json);
+    read_back r;
+    run_profile run;
+    r.error = read_profile(file.path.string(), run, [&](context_profile&&) { ++r.contexts; }, &r.copies);
+    return r;
+}
+
+// A run of a generated copy program under the profiler and the sampled copy graph builder.
+struct copy_run {
+    std::unique_ptr<copy_profiling_session<>> session;
+    copy_program_truth truth;
+};
+
+copy_run profile_copy_program(std::uint64_t program_seed, std::uint64_t period, std::uint64_t sampler_seed) {
+    session_config config;
+    config.profiler.seed = sampler_seed;
+    config.profiler.min_object_size = 64; // the programs' records: the replica side tracks them too
+    config.sampler = {.period = period, .randomized = true, .seed = sampler_seed};
+    config.heap_bytes = std::size_t{1} << 20;
+    copy_run run{std::make_unique<copy_profiling_session<>>(config), {}};
+    copy_profiling_session<>& s = *run.session;
+    run.truth = run_copy_program(s.registers, s.prof.contexts(),
+                                 {.seed = program_seed,
+                                  .chains = 2,
+                                  .clones = 1,
+                                  .carriers = 1,
+                                  .controls = 1,
+                                  .references = 1,
+                                  .min_repetitions = 160,
+                                  .max_repetitions = 640,
+                                  .collect_every = 13,
+                                  .static_area = s.heap.statics()});
+    return run;
+}
+
+// A context of the run as its profile's copy section names it.
+copy_site site_of(const copy_run& run, context_id context) {
+    return name_copy_site(run.session->prof.contexts(), context, run.session->sampling.type_of(context), naming);
+}
+
+// A node of the run's graph as the section names it: its site by name.
+copy_node in_section(const copy_profile& section, const copy_run& run, copy_node node) {
+    if (!names_site(node)) return node;
+    const copy_site site = site_of(run, node.site);
+    const auto at = std::lower_bound(section.sites.begin(), section.sites.end(), site);
+    REQUIRE(at != section.sites.end());
+    REQUIRE(*at == site);
+    node.site = static_cast<context_id>(at - section.sites.begin());
+    return node;
+}
+
+} // namespace
+
+TEST_CASE("a copy section is written, read back equal and written again byte for byte") {
+    sampled_copy_graph graph;
+    const copy_node a8 = copy_node::field(7, 8), b_elements = copy_node::field(3, copy_node::elements);
+    graph.add({a8, b_elements, 4}, sampled_volume{.samples = 3, .weight = 48, .weight_squares = 768, .max_weight = 16});
+    graph.add({copy_node::static_location(0x7f0000001000), a8, 8}, 16);
+    graph.add({copy_node::allocation(3), b_elements, 8}, 16);
+    graph.add({b_elements, copy_node::consumer(), 8}, 16);
+    graph.add({b_elements, copy_node::consumer(), 8}, 64); // two periods: Σ period² ≠ period × Σ period
+    sampled_copy_stats counters;
+    for (const copy_counter& c : copy_counters) counters.*c.value = 1 + c.name.size(); // all different
+    profile p;
+    p.run.runtime = {"emulation"};
+    p.copies = copy_profile_of(graph, counters, "period 16", [](context_id c) {
+        return copy_site{"Record\"" + std::to_string(c), {"f" + std::to_string(c) + "()", "main()"}};
+    });
+    // Context 7 is named after context 3 ("Record\"3" < "Record\"7"): the section lists its sites in order.
+    REQUIRE(p.copies->sites.size() == 2);
+    CHECK(p.copies->sites[0].type == "Record\"3");
+    CHECK(p.copies->graph.edges().size() == 4);
+
+    const std::string json = json_of(p);
+    INFO(json);
+    CHECK(json.find("\"offset\": \"elements\"") != std::string::npos);
+    CHECK(json.find("{\"kind\": \"static\", \"address\": 139637976731648}") != std::string::npos);
+    const read_back back = read_json("roundtrip.json", json);
+    REQUIRE_FALSE(back.error);
+    REQUIRE(back.copies);
+    CHECK(*back.copies == *p.copies);
+    profile again;
+    again.run.runtime = {"emulation"};
+    again.copies = back.copies;
+    CHECK(json_of(again) == json);
+
+    // Without a section, none is read, and the profile ends as profiles always have.
+    p.copies.reset();
+    const std::string plain = json_of(p);
+    CHECK(plain.ends_with("\n  ]\n}\n"));
+    const read_back none = read_json("plain.json", plain);
+    REQUIRE_FALSE(none.error);
+    CHECK_FALSE(none.copies);
+}
+
+TEST_CASE("bad copy sections are refused with one line that says what is wrong") {
+    const auto profile_with = [](const std::string& copies) {
+        return "{\"ojx_profile_version\": 1, \"run\": {}, \"contexts\": [], \"copies\": " + copies + "}";
+    };
+    const std::string site = "\"sites\": [{\"type\": \"T\", \"frames\": [\"f()\"]}]";
+    const std::string sums =
+        "\"width\": 8, \"samples\": 2, \"weight\": 32, \"weight_squares\": 512, \"max_weight\": 16";
+    const auto edge = [&](const std::string& from, const std::string& to, const std::string& rest) {
+        return "{\"from\": " + from + ", \"to\": " + to + ", " + rest + "}";
+    };
+    const std::string field = "{\"kind\": \"field\", \"site\": 0, \"offset\": 8}";
+    const std::string consumer = "{\"kind\": \"consumer\"}";
+    const std::string good = edge(field, consumer, sums);
+    const std::pair<std::string, std::string> cases[] = {
+        {"[]", "field 'copies' should be an object"},
+        {"{" + site + ", \"edges\": [" + edge(field, "{\"kind\": \"heap\"}", sums) + "]}",
+         "copies: field 'edges.to.kind' should be field, allocation, static or consumer"},
+        {"{" + site + ", \"edges\": [" + edge("{\"kind\": \"field\", \"site\": 0}", consumer, sums) + "]}",
+         "copies: field 'edges.from.offset' is missing"},
+        {"{\"sites\": [], \"edges\": [" + good + "]}", "copies: an edge names site 0, which 'sites' does not list"},
+        {"{" + site + ", \"edges\": [" + edge(consumer, field, sums) + "]}", "copies: an edge from the consumer"},
+        {"{" + site + ", \"edges\": [" + edge(field, "{\"kind\": \"allocation\", \"site\": 0}", sums) + "]}",
+         "copies: an edge into an allocation node"},
+        {"{" + site + ", \"edges\": [" + good + ", " + good + "]}", "copies: an edge is listed twice"},
+        {"{" + site + ", \"edges\": [" +
+             edge(field, consumer, "\"width\": 8, \"samples\": 2, \"weight\": 32, \"weight_squares\": 600, "
+                                   "\"max_weight\": 16") +
+             "]}",
+         "copies: an edge's sums are inconsistent"},
+        {"{" + site + ", \"edges\": [" + edge(field, consumer, "\"width\": 300, \"samples\": 1") + "]}",
+         "copies: field 'edges.width' should be an integer from 1 to 255"},
+        {"{" + site + ", \"edges\": [" + edge(field, consumer, "\"width\": 8, \"samples\": 1") + "]}",
+         "copies: an edge needs samples, weight, weight_squares and max_weight"},
+        {"{\"counters\": {\"steps\": -1}}", "copies: field 'counters.steps' should be a non-negative integer"},
+    };
+    for (const auto& [copies, message] : cases) {
+        const read_back r = read_json("bad.json", profile_with(copies));
+        INFO(copies);
+        REQUIRE(r.error);
+        CHECK(r.error->find(message) != std::string::npos);
+        CHECK(r.error->find('\n') == std::string::npos);
+    }
+    // A good one, for contrast.
+    const read_back r = read_json("good.json", profile_with("{" + site + ", \"edges\": [" + good + "]}"));
+    REQUIRE_FALSE(r.error);
+    REQUIRE(r.copies);
+    CHECK(r.copies->graph.edges().size() == 1);
+}
+
+TEST_CASE("a generated copy program's profile carries its sampled copy graph; the chain view finds the planted "
+          "chains") {
+    const copy_run run = profile_copy_program(5, 16, 5);
+    const copy_profiling_session<>& s = *run.session;
+    REQUIRE(s.builder.stats().unmatched_samples == 0);
+    REQUIRE(s.builder.stats().loads_followed > 1000);
+    const profile live = s.profile(naming);
+    REQUIRE(live.copies);
+    CHECK(live.contexts.size() > 5); // the replica side tracked the programs' records too
+
+    const std::string json = json_of(live);
+    const read_back back = read_json("program.json", json);
+    REQUIRE_FALSE(back.error);
+    CHECK(back.contexts == live.contexts.size());
+    REQUIRE(back.copies);
+    const copy_profile& copies = *back.copies;
+    CHECK(copies == *live.copies);
+    CHECK(copies.counters == s.builder.stats());
+    CHECK(copies.sampling == std::vector<std::string>{s.copy_sampling_note()});
+    // Every edge of the section is an edge the program made, its sites named as the program's contexts.
+    std::map<copy_site, context_id> context_named;
+    for (const auto& [edge, volume] : run.truth.graph.edges())
+        for (const copy_node& node : {edge.from, edge.to})
+            if (names_site(node)) context_named.emplace(site_of(run, node.site), node.site);
+    const auto in_run = [&](copy_node node) {
+        if (names_site(node)) node.site = context_named.at(copies.sites.at(node.site));
+        return node;
+    };
+    for (const auto& [edge, volume] : copies.graph.edges())
+        CHECK(run.truth.graph.edges().contains({in_run(edge.from), in_run(edge.to), edge.width}));
+
+    std::ostringstream view;
+    write_copies_view(view, copies, 0.95, {});
+    INFO(view.str());
+    const std::vector<copy_chain> chains = copy_chains(copies);
+    REQUIRE(run.truth.chains.size() == 3); // two chains through a temporary, one carrier from a static
+    for (const copy_chain& truth : run.truth.chains) {
+        copy_chain expected{{}, truth.bytes};
+        for (const copy_node& node : truth.nodes) expected.nodes.push_back(in_section(copies, run, node));
+        const auto found = std::find_if(chains.begin(), chains.end(),
+                                        [&](const copy_chain& c) { return c.nodes == expected.nodes; });
+        REQUIRE(found != chains.end());
+        CHECK(found - chains.begin() < static_cast<std::ptrdiff_t>(copies_view_chains));
+        CHECK(view.str().find(copy_chain_name(copies, expected)) != std::string::npos);
+    }
+    CHECK(view.str().find("hot copy chains") != std::string::npos);
+}
+
+TEST_CASE("merging profiles' copy sections is exactly the runs' graphs merged in memory, at two periods") {
+    // Two programs of the same shape (so their contexts are the same), sampled at periods 8 and 32.
+    const copy_run one = profile_copy_program(21, 8, 1), two = profile_copy_program(22, 32, 2);
+    const profile first = one.session->profile(naming), second = two.session->profile(naming);
+    for (const auto& [edge, volume] : two.session->builder.graph().edges())
+        for (const copy_node& node : {edge.from, edge.to})
+            if (names_site(node)) REQUIRE(site_of(one, node.site) == site_of(two, node.site));
+
+    sampled_copy_graph both = one.session->builder.graph();
+    both.merge(two.session->builder.graph());
+    sampled_copy_stats counters = one.session->builder.stats();
+    counters += two.session->builder.stats();
+    copy_profile expected = copy_profile_of(both, counters, "", [&](context_id c) { return site_of(one, c); });
+    expected.sampling = {one.session->copy_sampling_note(), two.session->copy_sampling_note()};
+    std::sort(expected.sampling.begin(), expected.sampling.end());
+    REQUIRE(expected.sampling[0] != expected.sampling[1]);
+
+    const scratch_file a("a.json", json_of(first)), b("b.json", json_of(second));
+    profile forward, backward;
+    REQUIRE_FALSE(load_profiles({a.path.string(), b.path.string()}, forward));
+    REQUIRE_FALSE(load_profiles({b.path.string(), a.path.string()}, backward));
+    REQUIRE(forward.copies);
+    CHECK(*forward.copies == expected);
+    CHECK(json_of(forward) == json_of(backward));
+    // Some edges were seen in both runs, at both periods: their sums are the sums of the two.
+    std::size_t mixed = 0;
+    for (const auto& [edge, volume] : forward.copies->graph.edges())
+        mixed += volume.max_weight == 32 && volume.weight % 32 != 0;
+    CHECK(mixed > 0);
+
+    // Merged profiles merge again to the same section: with a third profile, at once or in two steps.
+    const scratch_file merged("ab.json", json_of(forward));
+    profile again, at_once;
+    REQUIRE_FALSE(load_profiles({merged.path.string(), a.path.string()}, again));
+    REQUIRE_FALSE(load_profiles({a.path.string(), b.path.string(), a.path.string()}, at_once));
+    REQUIRE(again.copies);
+    CHECK(*again.copies == *at_once.copies);
+    CHECK(again.copies->counters.loads_followed ==
+          2 * one.session->builder.stats().loads_followed + two.session->builder.stats().loads_followed);
+
+    // A profile without a section merges with one that has it: the section is that one's.
+    profile no_copies = first;
+    no_copies.copies.reset();
+    const scratch_file plain("plain.json", json_of(no_copies));
+    profile with_plain;
+    REQUIRE_FALSE(load_profiles({plain.path.string(), b.path.string()}, with_plain));
+    REQUIRE(with_plain.copies);
+    CHECK(*with_plain.copies == *second.copies);
+}
