@@ -19,7 +19,8 @@ constexpr const char* merge_help = R"(usage: ojx merge PROFILE… -o OUT
 
 Merges profiles of the same program — from several threads, processes or hosts — into one. Sites (the same
 allocated type and allocation frames) are combined and their estimates recomputed from the summed evidence, as
-if one run had made all the comparisons; counters add up. The order of the inputs does not matter, and merging
+if one run had made all the comparisons; counters add up. Copy sections (sampled copy graphs) merge edge by
+edge from their sums, at any mix of sampling periods. The order of the inputs does not matter, and merging
 merged profiles gives the same result as merging the originals at once.
 
   -o, --output FILE  where the merged profile goes (written whole or not at all; '-' is standard output)
