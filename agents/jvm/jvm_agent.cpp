@@ -86,7 +86,7 @@ constexpr std::uint64_t exit_digest_bytes = 256ULL << 20;
 // its stack: GetStackTrace alone takes ≈ 8–9 µs at xalan's 27 frames on average (≈ 1.2 µs for the whole
 // callback in a shallow loop), besides its share of the callbacks for smaller objects (bounded by
 // adaptive_heap_sampling::callbacks_per_tracked) and of the whole-object sweeps. Halving the target from 1000
-// cut the agent's CPU on the JVM overhead benchmark from +4.1 % to +2.2 % and kept the corpus's recall at
+// cut the agent's CPU on the JVM overhead benchmark from +4.1 % to +2.6 % and kept the corpus's recall at
 // 45/45 over seven Java programs; at 250, Saxon's sites of eleven arrays were missed in 5 of 27 cases
 // (bench/RESULTS.md, "Half the tracked allocations", 2026-11-26). A program allocating fewer objects at or
 // above the threshold a second has them sampled at adaptive_heap_sampling::floor_interval.
