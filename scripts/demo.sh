@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The main job: install what is needed, build, and find the replicas in the bundled Java program
 # (examples/java_replicas: 4 threads, replicas planted at four allocation sites modelled on the OJXPerf paper's
-# case studies, three control sites) with the JVM agent libojx.so on this machine's hardware — real samples,
-# real watchpoints, a real JVM. Prints the agent's report, writes the JSON profile to build/demo/profile.json,
-# and checks it against the program's ground truth.
+# case studies, three control sites) with the JVM agent libojx.so at its defaults on a real JVM — whole objects
+# digested at collections (OJX_OPTIONS=rate=200 adds sampled accesses and this machine's watchpoints). Prints the
+# agent's report, writes the JSON profile to build/demo/profile.json, and checks it against the program's ground
+# truth.
 #
 #   scripts/demo.sh                 the JVM agent on the bundled Java program (OJX_OPTIONS are added to its options)
 #   scripts/demo.sh --native        the native agent (LD_PRELOAD) on the bundled C++ program
@@ -44,9 +45,9 @@ sources="$root/examples/java_replicas"
 [ "${1:-}" = "--native" ] && sources="$root/examples/native_replicas"
 "$build/tools/ojx/ojx" report --top 3 --accesses 1 --source "$sources" "$build/profile.json"
 "$build/tools/ojx/ojx" report --html "$build/profile.html" "$build/profile.json"
-# Without working debug registers (some hypervisors, e.g. Firecracker, never deliver their traps) the agent can
-# only sample: it finds the allocation sites and where they are used, but compares nothing. Show the estimates on
-# the emulation backend instead, where every access is visible.
+# Sampling accesses without working debug registers (some hypervisors, e.g. Firecracker, never deliver their
+# traps), the agent finds where objects are used but compares nothing: show the comparisons on the emulation
+# backend too, where every access is visible.
 if why=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import check_profile
 r = check_profile.sampling_only_reason(sys.argv[2]); print(r or ""); sys.exit(0 if r else 1)' \
         "$root/tests/ground_truth" "$build/profile.json"); then

@@ -101,8 +101,24 @@ constexpr allocation_tracking_words heap_sampling_option_words{
 // What JVMTI samples at until an agent sets an interval (its specification's default).
 constexpr std::uint64_t jvmti_default_interval = 512 * 1024;
 
+// Access sampling is off unless asked for (sampler= or rate=). At the default tracking a sample almost never
+// lands on a tracked object — 0 to 7 of 260–770 samples a run in each of seven Java programs, no comparison in
+// any (bench/RESULTS.md, "Access sampling off by default in the JVM", 2026-11-26) — while a decode sample costs
+// the interrupted thread tens of µs: about 1 % of runtime for nothing the estimate uses. With it off the agent
+// also skips what only the sampler needs: jmethodIDs made at class preparation (for AsyncGetCallTrace) and the
+// per-thread breakpoints.
+constexpr std::string_view jvm_sampler_help =
+    "how accesses are sampled (where objects are used, and comparisons at the sample or by watchpoint); none by "
+    "default: at the default tracking almost no sample lands on a tracked object. auto picks the best available; "
+    "rate= alone turns on auto";
+
 std::vector<option_spec> jvm_agent_options() {
     std::vector<option_spec> specs = common_agent_options();
+    for (option_spec& spec : specs)
+        if (spec.name == "sampler") {
+            spec.default_value = hardware::sampler_kind_name(hardware::sampler_kind::none);
+            spec.help = jvm_sampler_help;
+        }
     specs.insert(specs.begin(),
                  {
                      {"start", option_kind::flag, "", "start profiling (the default when the JVM starts with the agent)"},
@@ -133,6 +149,11 @@ std::optional<std::string> parse_jvm_options(const char* text, jvm_settings& set
     parsed_agent_options parsed;
     if (auto error = parse_agent_options(text != nullptr ? text : "", specs, parsed)) return error;
     settings.agent = parsed.settings;
+    if (parsed.values.given("rate") && !parsed.values.given("sampler")) {
+        hardware::backend_options& backend = settings.agent.session.backend;
+        backend.sampler = hardware::sampler_kind::automatic;
+        backend.watchpoint_slots = static_cast<std::size_t>(parsed.values.count("slots"));
+    }
     settings.start = parsed.values.flag("start");
     settings.stop = parsed.values.flag("stop");
     settings.dump = parsed.values.flag("dump");
@@ -181,6 +202,10 @@ public:
     void stop(JNIEnv* jni);
     bool profiling() const noexcept { return profiling_.load(std::memory_order_acquire); }
     const jvm_settings& settings() const noexcept { return settings_; }
+    // Whether accesses are sampled (sampler=, rate=): only then are jmethodIDs made ahead for AsyncGetCallTrace.
+    bool samples_accesses() const noexcept {
+        return settings_.agent.session.backend.sampler != hardware::sampler_kind::none;
+    }
 
     // ---- JVMTI callbacks ----
 
@@ -317,9 +342,13 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
     if (jvmti_->SetEventCallbacks(&callbacks, sizeof callbacks) != JVMTI_ERROR_NONE)
         return std::string("SetEventCallbacks failed");
     for (const jvmtiEvent event : {JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START,
-                                   JVMTI_EVENT_THREAD_END, JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE})
+                                   JVMTI_EVENT_THREAD_END})
         if (jvmti_->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr) != JVMTI_ERROR_NONE)
             return "cannot enable JVMTI event " + std::to_string(event);
+    if (samples_accesses())
+        for (const jvmtiEvent event : {JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE})
+            if (jvmti_->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr) != JVMTI_ERROR_NONE)
+                return "cannot enable JVMTI event " + std::to_string(event);
     return std::nullopt;
 }
 
@@ -381,8 +410,10 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
         draws_first_point_at_creation_ = std::atoi(specification) >= 25;
     jvmti_->Deallocate(reinterpret_cast<unsigned char*>(specification));
 
-    async_get_call_trace_ = reinterpret_cast<async_get_call_trace_function>(dlsym(RTLD_DEFAULT, "AsyncGetCallTrace"));
-    create_method_ids_of_loaded_classes();
+    if (samples_accesses()) {
+        async_get_call_trace_ = reinterpret_cast<async_get_call_trace_function>(dlsym(RTLD_DEFAULT, "AsyncGetCallTrace"));
+        create_method_ids_of_loaded_classes();
+    }
 
     session_options options = settings_.agent.session;
     options.profiler.min_object_size = 1; // the agent applies the threshold to whole objects, headers included

@@ -65,7 +65,10 @@ std::optional<std::string> to_agent_settings(const option_values& values, agent_
     if (values.rate("rate") == 0) return std::string("rate=0: the sampling rate must be at least 1 per second");
     if (values.rate("rate") > 100000) return std::string("rate: at most 100000 samples per second per thread");
     backend.samples_per_second = static_cast<double>(values.rate("rate"));
-    backend.watchpoint_slots = static_cast<std::size_t>(values.count("slots"));
+    // Only samples choose pairs to watch: without a sampler no slot could be armed, and each open breakpoint
+    // still costs every context switch of its thread (≈ 0.7 µs for four, bench/RESULTS.md).
+    backend.watchpoint_slots =
+        backend.sampler == hardware::sampler_kind::none ? 0 : static_cast<std::size_t>(values.count("slots"));
     backend.compare = *hardware::parse_comparison_kind(values.choice("compare"));
     backend.seed = values.count("seed");
     backend.guarded_reads = values.choice("reads") == "auto";

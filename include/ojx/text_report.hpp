@@ -188,7 +188,7 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
         << " replicated (largest group >= " << percent(replicated_omega) << ")\n\n";
     if (sites.empty()) {
         const std::string watchpoints = joined(run.watchpoints);
-        if (totals.estimated == 0 && watchpoints.starts_with("none"))
+        if (totals.estimated == 0 && watchpoints.starts_with("none") && run.counter("objects_digested") == 0)
             out << "This run had no watchpoints (" << watchpoints
                 << "), so no object contents were compared. It still shows where objects are allocated and used "
                    "(ojx report --html).\n";

@@ -129,9 +129,10 @@ def exact_run_problems(path, agent_output):
 
 def sampling_only_reason(path):
     """Why the run made no watchpoint comparisons (the agent says "none: REASON; sampling only" in
-    run.watchpoints when no debug register works), or None when it had watchpoints."""
+    run.watchpoints when no debug register works), or None when it had watchpoints or sampled no access (then
+    there was no pair to compare, whatever the machine: "none: no access sampling, ...")."""
     watchpoints = load_json(path, "profile").get("run", {}).get("watchpoints", "")
-    if not watchpoints.startswith("none"):
+    if not watchpoints.startswith("none") or watchpoints.startswith("none: no access sampling"):
         return None
     return watchpoints[len("none"):].lstrip(":( ").split("; sampling only")[0]
 
@@ -299,6 +300,23 @@ def print_table(rows):
         print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
     print("(context: rank in the profile; objects: profile/truth; cmp: comparisons; "
           "true theta: fraction of identical pairs)")
+
+
+def whole_object_problems(profile, truth):
+    """A run at an agent's defaults judged by its whole-object estimates (the table printed): every failure but
+    the bounds', and the bounds' only when the true share lies outside the interval for half the planted sites
+    or more (a short run's intervals are 95 % ones)."""
+    rows, _, failures = check(read_profile(profile, "whole_objects"), read_truth(truth))
+    print_table(rows)
+    planted = [row for row in rows if row[0]["role"] == "planted"]
+    outside = [failure for failure in failures if failure.startswith("(b)")]
+    for failure in failures:
+        print("  " + failure)
+    problems = [failure for failure in failures if not failure.startswith("(b)")]
+    if len(outside) * 2 >= len(planted):
+        problems.append(f"the true share lies outside the whole-object interval for {len(outside)} of "
+                        f"{len(planted)} planted sites")
+    return problems
 
 
 def check_replay(trace, profile):

@@ -41,6 +41,10 @@ Scenarios and tolerances (statistical claims are checked over all runs, not one 
                at most twice the target otherwise;
       replay:  the trace, whose objects each carry the interval they were sampled at, replays to the profile
                byte for byte.
+  - defaults: JavaReplicas (G1, 4 threads) at the agent's defaults: no access is sampled (the start line and
+    run.sampler say so, no sample and no watchpoint), and from whole objects alone every planted site is
+    reported and ranked above every control, the true share inside the interval for more than half of them;
+    rate=200 alone turns the sampler on (samples in a 1 s run).
   - exact: the exact verification mode on JavaReplicas (G1, 4 threads): every tracked array digested, nothing
     left out by a budget or a full table, and each site's largest identical group, pooled over its contexts by
     digest, equal to the program's own share wherever the pool holds exactly the site's arrays, but for arrays a
@@ -230,6 +234,43 @@ class Suite:
             if verdict != "ok":
                 self.fail(f"{name}: {site['function']}: estimated {estimate:.0f} arrays, the program allocated "
                           f"{site['objects']} (tolerance {tolerance:.0f})")
+
+    # ---- the defaults ----
+
+    def defaults(self, jdk, seconds):
+        """At the defaults the agent samples no accesses (no timer, no breakpoint), and the planted sites are found
+        from whole objects: each reported, ranked above the controls, the true share inside the interval for most;
+        rate= alone turns the sampler on."""
+        profile = os.path.join(self.workdir, "profile-defaults.json")
+        truth = os.path.join(self.workdir, "truth-defaults.json")
+        result = self.java(jdk, "-XX:+UseG1GC", "JavaReplicas", "--seed", "21", "--seconds", seconds, "--threads", "4",
+                           "--truth", truth, agent_options=f"start,file={profile}")
+        print("--- defaults: -XX:+UseG1GC JavaReplicas, 4 threads")
+        if result.returncode != 0:
+            return self.fail(f"defaults: the program exited {result.returncode}: {result.stderr[-1500:]}")
+        with open(profile, encoding="utf-8") as handle:
+            run = json.load(handle)["run"]
+        print(f"  sampler: {run['sampler']}; watchpoints: {run['watchpoints']}; samples {run['samples']}, "
+              f"objects digested {run['objects_digested']}")
+        if not run["sampler"].startswith("no access sampling") or run["samples"] != 0:
+            self.fail(f"defaults: accesses were sampled ({run['samples']} samples; sampler: {run['sampler']})")
+        if not run["watchpoints"].startswith("none: no access sampling"):
+            self.fail(f"defaults: watchpoints without a sampler: {run['watchpoints']}")
+        if "sampler: no access sampling" not in result.stderr:
+            self.fail("defaults: the start line does not say that accesses are not sampled")
+        for problem in check_profile.whole_object_problems(profile, truth):
+            self.fail(f"defaults: {problem}")
+
+        sampled = os.path.join(self.workdir, "profile-defaults-rate.json")
+        result = self.java(jdk, "JavaReplicas", "--seconds", "1", "--threads", "1",
+                           agent_options=f"start,file={sampled},rate=200,quiet")
+        if result.returncode != 0:
+            return self.fail(f"defaults, rate=200: the program exited {result.returncode}: {result.stderr[-1500:]}")
+        with open(sampled, encoding="utf-8") as handle:
+            run = json.load(handle)["run"]
+        print(f"  rate=200 alone: sampler: {run['sampler'][:90]}...; samples {run['samples']}")
+        if run["sampler"].startswith("no access sampling") or run["samples"] == 0:
+            self.fail(f"defaults: rate=200 did not turn the sampler on ({run['samples']} samples; {run['sampler']})")
 
     # ---- the exact verification mode ----
 
@@ -458,6 +499,7 @@ class Suite:
             self.replicas(jdk, f"{os.path.basename(jdk)}-G1-4threads", ["-Xmx64m"],
                           ["--seconds", seconds, "--threads", "4", "--gc-pressure"], seed, expect_moves=True)
             seed += 1
+        self.defaults(DEBIAN_JDK, seconds)
         self.exact(DEBIAN_JDK, seconds)
         self.stress(DEBIAN_JDK)
         self.options(DEBIAN_JDK)

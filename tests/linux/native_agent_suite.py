@@ -135,18 +135,7 @@ def check_whole_objects_at_defaults(agent, program, workdir, seconds):
         problems.append("defaults: the exit summary does not say how many objects were digested whole")
     if problem := check_profile.check_replay(trace, profile):
         problems.append(f"defaults: recording: {problem}")
-    sites = check_profile.read_truth(truth)
-    rows, _, failures = check_profile.check(check_profile.read_profile(profile, "whole_objects"), sites)
-    check_profile.print_table(rows)
-    planted = [row for row in rows if row[0]["role"] == "planted"]
-    outside = [failure for failure in failures if failure.startswith("(b)")]
-    for failure in failures:
-        print("  " + failure)
-        if not failure.startswith("(b)"):
-            problems.append(f"defaults: {failure}")
-    if len(outside) * 2 >= len(planted):
-        problems.append(f"defaults: the true share lies outside the whole-object interval for {len(outside)} of "
-                        f"{len(planted)} planted sites")
+    problems += [f"defaults: {problem}" for problem in check_profile.whole_object_problems(profile, truth)]
     return problems
 
 

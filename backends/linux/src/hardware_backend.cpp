@@ -103,6 +103,8 @@ std::optional<std::string> hardware_backend::start(const backend_options& option
         if (slots > 0) {
             watchpoint_description_ = "hardware breakpoints (perf_event), " + std::to_string(slots) + " slots, " +
                                       (caps_.breakpoint_modify ? "re-armed in place" : "reopened to re-arm");
+        } else if (chosen_ == sampler_kind::none) {
+            watchpoint_description_ = "none: no access sampling, so no pair is chosen to compare";
         } else if (options_.watchpoint_slots == 0) {
             watchpoint_description_ = "none (watchpoint slots set to 0): sampling only, no replica comparisons";
         } else {

@@ -80,7 +80,7 @@ sampler_choice choose_sampler(const backend_options& options, const capabilities
                              "decode (single-step to the next memory access) on a CPU-time POSIX timer";
     } else {
         choice.kind = sampler_kind::none;
-        choice.description = "no sampling (sampler=none)";
+        choice.description = "no access sampling (sampler=none; sampler=auto samples where objects are used)";
     }
     return choice;
 }
