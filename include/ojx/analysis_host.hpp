@@ -26,7 +26,10 @@ public:
 
     Profiler& profiler() noexcept { return profiler_; }
 
-    void on_sample(const access_sample& sample) noexcept { on_sample(profiler_.resolve(sample)); }
+    // The tracked object at the sample's address, or why none was: what on_sample(resolved_sample) takes. A backend
+    // that adds to the sample what only a sample in a tracked object needs (its access context) resolves first.
+    resolved_sample resolve(const access_sample& sample) const noexcept { return profiler_.resolve(sample); }
+    void on_sample(const access_sample& sample) noexcept { on_sample(resolve(sample)); }
     void on_sample(const resolved_sample& resolved) noexcept {
         profiler_.on_sample(resolved);
         each([&]<class S>(S& sink) {
@@ -43,8 +46,13 @@ public:
 
     std::optional<object_info> on_allocation(address begin, std::uint64_t size, context_id context, type_id type,
                                              const allocation_shape& shape = {}) {
-        const std::optional<object_info> tracked = profiler_.on_allocation(begin, size, context, type, shape);
-        const allocation_event allocation{0, begin, size, context, type, shape};
+        return on_allocation(allocation_event{0, begin, size, context, type, shape});
+    }
+    // The same, described whole by the backend (with the allocating thread, as a trace has it).
+    std::optional<object_info> on_allocation(const allocation_event& allocation) {
+        const std::optional<object_info> tracked = profiler_.on_allocation(allocation.where, allocation.size,
+                                                                           allocation.context, allocation.type,
+                                                                           allocation.shape);
         each([&]<class S>(S& sink) {
             if constexpr (takes_allocations<S>) sink.on_allocation(allocation, tracked);
         });
@@ -65,9 +73,10 @@ public:
         });
     }
 
-    void on_gc_start() {
+    void on_gc_start() { on_gc_start(gc_start_event{++gc_starts_}); }
+    // The same, numbered by the backend (as its trace numbers collections). A backend numbers all or none.
+    void on_gc_start(const gc_start_event& start) {
         profiler_.on_gc_start();
-        const gc_start_event start{++gc_starts_};
         each([&]<class S>(S& sink) {
             if constexpr (takes_gc_starts<S>) sink.on_gc_start(start);
         });

@@ -1,6 +1,7 @@
-// What an analysis receives from the host it sits on. The host (analysis_host.hpp) owns what every analysis shares
-// — the object map, the calling context tree, the recorder, the lock — and hands each event to every sink that
-// declares it. A sink declares an event by having its handler; it is handed only those:
+// What an analysis receives from the host it sits on. The host (analysis_host.hpp), with the backend's session
+// around it (on Linux, profiling_session.hpp), owns what every analysis shares — the object map and the calling
+// context tree (the profiler's), the recorder, the lock — and hands each event to every sink that declares it. A
+// sink declares an event by having its handler; it is handed only those:
 //
 //   on_sample(const resolved_sample&)    a sample, with the tracked object found at its address (found once, by
 //                                        the host, for every sink) or why none was;

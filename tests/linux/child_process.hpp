@@ -1,6 +1,7 @@
 // One hardware backend per process (its signal handlers are process-wide): a test scenario that starts one runs
-// in a child process. The body returns its number of failed expectations, or child_skipped when the machine cannot
-// show what it checks (it prints why first); the child's exit status carries it, and a skip is noted (skip.hpp).
+// in a child process. The body returns its number of failed expectations (EXPECT counts them), or child_skipped
+// when the machine cannot show what it checks (it prints why first); the child's exit status carries it, and a
+// skip is noted (skip.hpp).
 #pragma once
 
 #include "skip.hpp"
@@ -45,3 +46,12 @@ void in_child_process(Body body) {
 }
 
 } // namespace ojx::hardware::testing
+
+// In a child process's body: counts a failed expectation (with where and what) into the body's `failures`.
+#define EXPECT(condition)                                                                   \
+    do {                                                                                    \
+        if (!(condition)) {                                                                 \
+            ++failures;                                                                     \
+            std::printf("%s:%d: expected %s\n", __FILE__, __LINE__, #condition);            \
+        }                                                                                   \
+    } while (0)

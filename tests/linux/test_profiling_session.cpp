@@ -90,15 +90,6 @@ unsigned long long ull(std::uint64_t value) { return static_cast<unsigned long l
 
 } // namespace
 
-// In a child process: counts a failed expectation (with where and what) into the scenario's `failures`.
-#define EXPECT(condition)                                                                   \
-    do {                                                                                    \
-        if (!(condition)) {                                                                 \
-            ++failures;                                                                     \
-            std::printf("%s:%d: expected %s\n", __FILE__, __LINE__, #condition);            \
-        }                                                                                   \
-    } while (0)
-
 // ---------------------------------------------------------------------------------------------------------------
 // 1. attach_thread: the main thread attaches a worker that is already reading.
 

@@ -13,18 +13,36 @@
 // trace_writer that whoever holds the lock owns; blocks go to the file on a writer thread (trace_file_writer).
 // The trace ends where the final profile is taken (with_final_profiler), so that `ojx replay` of it gives that
 // profile; names, which need symbolization that is not signal-safe, are written by finish_recording.
+//
+// Analyses (ojx/analysis_sink.hpp): the session hands every event — samples (staged ones too), traps, allocations,
+// frees, moves, collection starts, collections — to an analysis host (ojx/analysis_host.hpp) over its profiler,
+// which hands it to the profiler first and then to each of `Sinks`. So an analysis is added by naming it in
+// basic_profiling_session<Sinks...>, at compile time, without touching the profiler, the backend or this file; the
+// profiler gets what it gets alone, when it gets it. The session owns what the sinks share: the lock (every sink
+// handler runs under it), the recorder (the trace records the events, the sinks' input as the profiler's), and the
+// sample's object, found once by the host and handed to every sink with the sample. Sinks' sample and trap
+// handlers run in the signal handlers, under the same rules as the profiler's. The whole-object digests stay
+// questions to the profiler alone (it answers with an outcome): no sink sees them.
+// profiling_session, with no further sink, is what the agents run; it is compiled once (profiling_session.cpp),
+// and a session with sinks is compiled where it is named, from the members defined below the class.
 #pragma once
 
 #include "ojx/hardware/fault_safe_read.hpp"
 #include "ojx/hardware/hardware_backend.hpp"
 #include "ojx/hardware/trace_file_writer.hpp"
+#include "ojx/analysis_host.hpp"
+#include "ojx/analysis_sink.hpp"
 #include "ojx/pairing_policy.hpp"
 #include "ojx/profiler.hpp"
 #include "ojx/report.hpp"
+#include "ojx/trace_run.hpp"
 #include "ojx/trace_recording.hpp"
 #include "ojx/trace_writer.hpp"
 #include "ojx/watchpoint_pool.hpp"
 
+#include <time.h>
+
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -32,6 +50,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -85,15 +104,22 @@ private:
     std::atomic<bool> held_{false};
 };
 
-class profiling_session {
+// Given to the profiler as profiler_config::advise_large_table unless the options name another.
+void advise_huge_pages(void* memory, std::size_t bytes);
+
+template <analysis_sink... Sinks>
+class basic_profiling_session {
 public:
     using profiler_type = profiler<hardware_policies>;
+    using host_type = analysis_host<profiler_type, Sinks...>;
     static constexpr std::size_t max_frames = 64;
 
-    profiling_session() = default;
-    profiling_session(const profiling_session&) = delete;
-    profiling_session& operator=(const profiling_session&) = delete;
-    ~profiling_session() { stop(); }
+    // The sinks are the session's, handed every event from start on.
+    basic_profiling_session() requires(std::is_default_constructible_v<Sinks> && ...) = default;
+    explicit basic_profiling_session(Sinks... sinks) requires(sizeof...(Sinks) > 0) : sinks_(std::move(sinks)...) {}
+    basic_profiling_session(const basic_profiling_session&) = delete;
+    basic_profiling_session& operator=(const basic_profiling_session&) = delete;
+    ~basic_profiling_session() { stop(); }
 
     // Starts the backend (probing the machine) and the profiler. Error message on failure.
     std::optional<std::string> start(const session_options& options);
@@ -172,6 +198,12 @@ public:
         const guard locked(*this);
         return use(*profiler_);
     }
+    // Runs `use(profiler, sinks...)` with them locked (after start), for their reports.
+    template <class F>
+    decltype(auto) with_analyses(F&& use) {
+        const guard locked(*this);
+        return std::apply([&](Sinks&... sinks) -> decltype(auto) { return use(*profiler_, sinks...); }, sinks_);
+    }
 
     const hardware_backend& backend() const noexcept { return backend_; }
     std::uint64_t samples_dropped_busy() const noexcept { return samples_busy_.load(std::memory_order_relaxed); }
@@ -182,17 +214,17 @@ public:
     std::uint64_t traps_dropped_paused() const noexcept { return traps_paused_.load(std::memory_order_relaxed); }
 
 private:
-    // Holds the lock; hands the staged samples to the profiler before letting it go.
+    // Holds the lock; hands the staged samples to the host before letting it go.
     struct guard {
-        explicit guard(profiling_session& session) : session_(session) { session_.lock_.lock(); }
+        explicit guard(basic_profiling_session& session) : session_(session) { session_.lock_.lock(); }
         ~guard() { session_.release(nullptr); }
-        profiling_session& session_;
+        basic_profiling_session& session_;
     };
     // Signal-safe: the backend's delivery callbacks (for samples and for traps). Only tries the lock.
     template <class Event>
     static void deliver(void* self, const Event& event, const ucontext_t& context,
                         const handler_reads& reads) noexcept {
-        auto& session = *static_cast<profiling_session*>(self);
+        auto& session = *static_cast<basic_profiling_session*>(self);
         constexpr bool is_sample = std::is_same_v<Event, access_sample>;
         if (session.paused()) {
             (is_sample ? session.samples_paused_ : session.traps_paused_).fetch_add(1, std::memory_order_relaxed);
@@ -216,14 +248,14 @@ private:
             // The sample's object, found once for all that follows. Only a sample in a tracked object gets an
             // access context: the others are dropped, and their paths would fill the context tree, which
             // allocation contexts share.
-            resolved_sample resolved = session.profiler_->resolve(event);
+            resolved_sample resolved = session.host_->resolve(event);
             if (resolved.found())
                 resolved.sample.access_context = session.access_context(context, static_cast<pid_t>(event.thread));
             session.deliver_sample(resolved);
         } else {
             watchpoint_trap with_context = event;
             with_context.access_context = session.access_context(context, static_cast<pid_t>(event.thread));
-            session.handle([&]() noexcept { session.profiler_->on_trap(with_context); }, with_context);
+            session.handle([&]() noexcept { session.host_->on_trap(with_context); }, with_context);
         }
         session.memory_.reads = {};
         session.release(&reads);
@@ -245,17 +277,17 @@ private:
     // Signal-safe, without the lock: keeps `sample` for the lock's next holder, with the access context walked
     // now (on the interrupted thread, as only here it can be). False when the pool is full.
     bool stage(const access_sample& sample, const ucontext_t& context) noexcept;
-    // Signal-safe, with the lock held: hands every staged sample to the profiler, reading memory as `reads` allow
+    // Signal-safe, with the lock held: hands every staged sample to the host, reading memory as `reads` allow
     // (the holder's: a handler's own, or reads_here).
     void drain_staged(const handler_reads& reads) noexcept;
     // Signal-safe: drains and lets the lock go; `reads` is the calling handler's, or nullptr outside handlers. A
     // sample staged just before the unlock is drained here too, by taking the lock again if it is free.
     void release(const handler_reads* reads) noexcept;
-    // Signal-safe, with the lock held: hands a resolved sample to the profiler and, where pairs are compared at the
-    // sample, compares the watches it armed now, each as a trap with the word read at once.
+    // Signal-safe, with the lock held: hands a resolved sample to the host and, where pairs are compared at the
+    // sample, compares the watches the profiler armed now, each as a trap with the word read at once.
     void deliver_sample(const resolved_sample& resolved) noexcept {
         const access_sample& sample = resolved.sample;
-        handle([&]() noexcept { profiler_->on_sample(resolved); }, sample);
+        handle([&]() noexcept { host_->on_sample(resolved); }, sample);
         if (!backend_.compares_at_sample()) return;
         while (const auto watch = backend_.take_armed_at_sample()) {
             std::uint64_t value = 0;
@@ -264,7 +296,7 @@ private:
             if (!memory_.read(watch->where, &value, watch->width)) continue;
             const watchpoint_trap trap{watch->slot, watch->where, value, watch->width, access_kind::load,
                                        sample.ip, sample.thread, sample.access_context};
-            handle([&]() noexcept { profiler_->on_trap(trap); }, trap);
+            handle([&]() noexcept { host_->on_trap(trap); }, trap);
         }
     }
     // The thread an event is recorded as (a system call: outside the lock), 0 when not recording.
@@ -283,7 +315,7 @@ private:
     // Signal-safe, with the lock held: the tree node of `depth` frames, leaf first (reordered in place).
     context_id context_of(std::uint64_t* leaf_first, std::size_t depth) noexcept;
 
-    // With the lock held: hands `event` to the profiler (`deliver`) and, while recording, appends it to the trace
+    // With the lock held: hands `event` to the host (`deliver`) and, while recording, appends it to the trace
     // with the tree nodes inserted before it and the profiler's reads and arms. Signal-safe if `deliver` is.
     template <class Deliver, class Event>
     void handle(Deliver&& deliver, const Event& event) noexcept(noexcept(deliver())) {
@@ -314,6 +346,8 @@ private:
     std::string runtime_;
     std::uint64_t gc_starts_ = 0;
     std::unique_ptr<profiler_type> profiler_;
+    std::tuple<Sinks...> sinks_;
+    std::optional<host_type> host_; // over *profiler_ and sinks_, from start on
     std::atomic<std::uint64_t> samples_busy_{0};
     std::atomic<std::uint64_t> traps_busy_{0};
     std::array<staged_sample, staged_capacity> staged_{};
@@ -333,5 +367,381 @@ private:
     std::atomic<std::uint64_t> pause_state_{0}; // generation << 1 | paused
     stack_walker walker_{};
 };
+
+// What the agents run: the profiler alone.
+using profiling_session = basic_profiling_session<>;
+
+// ---- Members ---------------------------------------------------------------------------------------------------
+
+template <analysis_sink... Sinks>
+std::optional<std::string> basic_profiling_session<Sinks...>::start(const session_options& options) {
+    if (profiler_) return std::string("the session is already started");
+    runtime_ = options.runtime;
+    if (!options.record_file.empty()) {
+        recording_ = std::make_unique<recording>();
+        recording_->path = options.record_file;
+        if (auto error = recording_->file.open(options.record_file)) {
+            recording_.reset();
+            return error;
+        }
+    }
+    if (auto error = backend_.start(options.backend, backend_delivery{this, deliver<access_sample>, deliver<watchpoint_trap>})) {
+        if (recording_) recording_->file.close();
+        recording_.reset();
+        return error;
+    }
+    // Known only now that the backend has chosen how pairs are compared.
+    profiler_config config = resolved_for_backend(options.profiler, backend_.compares_at_sample());
+    if (config.advise_large_table == nullptr) config.advise_large_table = advise_huge_pages;
+    profiler_ = std::make_unique<profiler_type>(config, recorded_watchpoints_, recorded_memory_);
+    std::apply([this](Sinks&... sinks) { host_.emplace(*profiler_, sinks...); }, sinks_);
+    walker_ = options.access_walker;
+    if (recording_) {
+        recording& r = *recording_;
+        r.writer.emplace(r.file.first_buffer(), r.file.sink());
+        r.recorder.emplace(*r.writer, r.effects);
+        recorded_watchpoints_.record_into(&r.effects);
+        recorded_memory_.record_into(&r.effects);
+        const trace_run_description run{profiler_->config(), recorded_watchpoints_.slot_count(), facts()};
+        for (const run_attribute& attribute : run_attributes(run)) r.writer->append(attribute);
+        r.open = true;
+    }
+    return std::nullopt;
+}
+
+template <analysis_sink... Sinks>
+run_facts basic_profiling_session<Sinks...>::facts() const {
+    return run_facts{runtime_,
+                     backend_.sampler_description(),
+                     backend_.watchpoint_description(),
+                     std::string(reservoir_pairing::name),
+                     std::string(reservoir_replacement::name),
+                     health_counters()};
+}
+
+template <analysis_sink... Sinks>
+void basic_profiling_session<Sinks...>::flush_recording() noexcept {
+    if (!recording_) return;
+    const guard locked(*this);
+    if (recording_->open) recording_->writer->flush();
+}
+
+template <analysis_sink... Sinks>
+std::optional<recording_summary> basic_profiling_session<Sinks...>::finish_recording(
+    const report_naming& naming, type_id type_count, const std::vector<std::pair<std::string, std::uint64_t>>& counters) {
+    if (!recording_) return std::nullopt;
+    std::vector<trace_frame_id> frames;
+    {
+        const guard locked(*this);
+        recording_->open = false;
+        recorded_watchpoints_.record_into(nullptr);
+        recorded_memory_.record_into(nullptr);
+        const context_tree& tree = profiler_->contexts();
+        for (context_id id = 1; id < tree.size(); ++id) frames.push_back(tree.frame_of(id));
+    }
+    // No event is recorded any more: the writer is this thread's alone, and may wait for buffers.
+    std::sort(frames.begin(), frames.end());
+    frames.erase(std::unique(frames.begin(), frames.end()), frames.end());
+    recording& r = *recording_;
+    r.file.wait_for_buffers();
+    trace_writer& writer = *r.writer;
+    if (naming.frame)
+        for (const trace_frame_id frame : frames) writer.append_frame(frame, naming.frame(frame));
+    if (naming.type)
+        for (type_id type = 0; type < type_count; ++type) writer.append_type(type, naming.type(type));
+    for (const auto& [name, count] : counters)
+        writer.append_run_attribute("agent." + name, std::to_string(count));
+    if (profiler_->tracking_stayed_exact()) writer.append_run_attribute(tracking_stayed_exact_attribute, "true");
+    writer.finish();
+    recording_summary summary;
+    summary.file = r.path;
+    summary.events = r.recorder->events();
+    summary.records_dropped = writer.events_dropped();
+    summary.incomplete_events = r.recorder->incomplete_events();
+    if (auto error = r.file.close()) summary.error = *error;
+    summary.bytes = r.file.bytes_written();
+    recording_.reset();
+    return summary;
+}
+
+template <analysis_sink... Sinks>
+void basic_profiling_session<Sinks...>::stop() noexcept {
+    if (!backend_.running()) return;
+    const guard locked(*this);
+    backend_.stop();
+}
+
+template <analysis_sink... Sinks>
+std::optional<std::string> basic_profiling_session<Sinks...>::attach_current_thread() {
+    const guard locked(*this);
+    return note_unprofiled(backend_.attach_current_thread());
+}
+
+template <analysis_sink... Sinks>
+std::optional<std::string> basic_profiling_session<Sinks...>::attach_thread(pid_t tid) {
+    const guard locked(*this);
+    return note_unprofiled(backend_.attach_thread(tid));
+}
+
+template <analysis_sink... Sinks>
+std::optional<std::string> basic_profiling_session<Sinks...>::note_unprofiled(std::optional<std::string> error) {
+    if (error) {
+        if (unprofiled_threads_++ == 0) first_unprofiled_reason_ = *error;
+    }
+    return error;
+}
+
+// One fact each: its run.agent counter, its value, and the words that follow the number in the exit summary.
+template <analysis_sink... Sinks>
+auto basic_profiling_session<Sinks...>::health() const -> std::vector<health_fact> {
+    const backend_counters& c = backend_.counters();
+    const auto count = [](const std::atomic<std::uint64_t>& counter) { return counter.load(std::memory_order_relaxed); };
+    return {
+        {"threads_unprofiled", unprofiled_threads_,
+         " thread(s) ran unprofiled (first reason: " + first_unprofiled_reason_ + ")"},
+        {"threads_on_task_clock", count(c.timer_fallbacks),
+         " thread(s) sampled on the task clock: the user's signal queue had no room for a timer (RLIMIT_SIGPENDING, "
+         "ulimit -i)"},
+        {"threads_stopped_by_watchdog", count(c.watchdog_quarantines),
+         " thread(s) no longer sampled or watched: ojx's handlers took over half of their time (the watchdog)"},
+        {"events_skipped_short_stack", count(c.no_stack_room),
+         " event(s) skipped: the interrupted code ran on a short or foreign stack"},
+        {"descriptors_closed_by_program", count(c.descriptors_lost),
+         " perf descriptor(s) closed by the program: those threads stopped being sampled or watched there"},
+        {"signals_lost_queue_full", count(c.queue_overflows),
+         " signal(s) of ojx lost: the user's signal queue was full (RLIMIT_SIGPENDING); the kernel's SIGIO for them "
+         "was caught"},
+        {"threads_rarely_sampled", count(c.threads_rarely_sampled),
+         " thread(s) took under 1/20 of the samples their CPU time asked: they block signals (as liblzma's workers "
+         "do) and were barely sampled"},
+        {"handlers_displaced_by_program", backend_.handlers_displaced() ? 1u : 0u,
+         " time the program installed its own handler for SIGTRAP or signal " +
+             std::to_string(backend_.sampling_signal()) + ": sampling and watching stopped there"},
+    };
+}
+
+template <analysis_sink... Sinks>
+std::vector<std::pair<std::string, std::uint64_t>> basic_profiling_session<Sinks...>::health_counters() const {
+    std::vector<std::pair<std::string, std::uint64_t>> nonzero;
+    for (const health_fact& fact : health())
+        if (fact.value != 0) nonzero.emplace_back(fact.counter, fact.value);
+    return nonzero;
+}
+
+template <analysis_sink... Sinks>
+std::vector<std::string> basic_profiling_session<Sinks...>::health_lines() const {
+    std::vector<std::string> lines;
+    for (const health_fact& fact : health())
+        if (fact.value != 0) lines.push_back(std::to_string(fact.value) + fact.words);
+    return lines;
+}
+
+template <analysis_sink... Sinks>
+void basic_profiling_session<Sinks...>::detach_current_thread() noexcept {
+    const guard locked(*this);
+    backend_.detach_current_thread();
+}
+
+template <analysis_sink... Sinks>
+std::optional<object_info> basic_profiling_session<Sinks...>::on_allocation(address begin, std::uint64_t size,
+                                                           std::span<const std::uint64_t> frames, type_id type,
+                                                           const allocation_shape& shape) {
+    allocation_event allocation{recording_thread(), begin, size, no_context, type, shape};
+    const guard locked(*this);
+    allocation.context = insert_allocation_context(frames);
+    return handle_allocation(allocation);
+}
+
+template <analysis_sink... Sinks>
+std::optional<object_info> basic_profiling_session<Sinks...>::on_allocation(address begin, std::uint64_t size,
+                                                                            context_id context,
+                                                           type_id type, const allocation_shape& shape) {
+    const allocation_event allocation{recording_thread(), begin, size, context, type, shape};
+    const guard locked(*this);
+    return handle_allocation(allocation);
+}
+
+template <analysis_sink... Sinks>
+context_id basic_profiling_session<Sinks...>::allocation_context(std::span<const std::uint64_t> frames) {
+    const guard locked(*this);
+    return insert_allocation_context(frames);
+}
+
+template <analysis_sink... Sinks>
+trace_thread_id basic_profiling_session<Sinks...>::recording_thread() const noexcept {
+    return recording_ ? static_cast<trace_thread_id>(current_tid()) : 0;
+}
+
+template <analysis_sink... Sinks>
+context_id basic_profiling_session<Sinks...>::insert_allocation_context(
+    std::span<const std::uint64_t> frames) noexcept {
+    std::uint64_t root_first[max_frames];
+    const std::size_t depth = std::min(frames.size(), max_frames);
+    std::reverse_copy(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(depth), root_first);
+    return profiler_->contexts().insert_path(std::span<const std::uint64_t>(root_first, depth));
+}
+
+template <analysis_sink... Sinks>
+std::optional<object_info> basic_profiling_session<Sinks...>::handle_allocation(const allocation_event& allocation) {
+    std::optional<object_info> tracked;
+    handle([&] { tracked = host_->on_allocation(allocation); }, allocation);
+    return tracked;
+}
+
+template <analysis_sink... Sinks>
+void basic_profiling_session<Sinks...>::on_free(address begin) {
+    const guard locked(*this);
+    handle([&] { host_->on_free(begin); }, free_event{begin});
+}
+
+template <analysis_sink... Sinks>
+template <class Digest>
+auto basic_profiling_session<Sinks...>::digest_whole(Digest&& digest) {
+    const bool is_recording = recording_ && recording_->open;
+    memory_.reads = backend_.reads_here();
+    // The trace keeps the fingerprint; the bytes read for it would overflow the event notes.
+    if (is_recording) recorded_memory_.record_into(nullptr);
+    const auto note = [this, is_recording](const whole_object_digest& decided) noexcept {
+        if (is_recording) recording_->writer->append(decided);
+    };
+    const auto result = digest(note);
+    if (is_recording) recorded_memory_.record_into(&recording_->effects);
+    memory_.reads = {};
+    return result;
+}
+
+template <analysis_sink... Sinks>
+auto basic_profiling_session<Sinks...>::digest_at_death(address begin) -> typename profiler_type::digest_outcome {
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    const auto now_ns = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(now.tv_nsec);
+    const guard locked(*this);
+    return digest_whole([&](const auto& note) { return profiler_->digest_at_death(begin, now_ns, note); });
+}
+
+template <analysis_sink... Sinks>
+auto basic_profiling_session<Sinks...>::digest_tracked_objects(std::uint64_t byte_budget)
+    -> typename profiler_type::sweep_result {
+    const guard locked(*this);
+    return digest_whole([&](const auto& note) { return profiler_->digest_tracked_objects(byte_budget, note); });
+}
+
+template <analysis_sink... Sinks>
+void basic_profiling_session<Sinks...>::on_move(address from, address to) {
+    const guard locked(*this);
+    handle([&] { host_->on_move(from, to); }, move_event{from, to});
+}
+
+template <analysis_sink... Sinks>
+void basic_profiling_session<Sinks...>::on_gc_start() {
+    const guard locked(*this);
+    const gc_start_event start{++gc_starts_};
+    handle([&] { host_->on_gc_start(start); }, start);
+}
+
+template <analysis_sink... Sinks>
+void basic_profiling_session<Sinks...>::on_collection(std::span<const profiler_type::relocated_object> survivors) {
+    const guard locked(*this);
+    const auto deliver = [&] { host_->on_collection(survivors); };
+    if (!recording_ || !recording_->open) {
+        deliver();
+        return;
+    }
+    recording_->recorder->record_relocation(deliver, survivors);
+}
+
+template <analysis_sink... Sinks>
+void basic_profiling_session<Sinks...>::record_census(const heap_census_event& census) {
+    const guard locked(*this);
+    if (recording_ && recording_->open) recording_->writer->append(census);
+}
+
+template <analysis_sink... Sinks>
+std::uint64_t basic_profiling_session<Sinks...>::pause() noexcept {
+    std::uint64_t state = pause_state_.load(std::memory_order_relaxed);
+    std::uint64_t next = 0;
+    do {
+        next = (((state >> 1) + 1) << 1) | 1;
+    } while (!pause_state_.compare_exchange_weak(state, next, std::memory_order_acq_rel, std::memory_order_relaxed));
+    return next >> 1;
+}
+
+template <analysis_sink... Sinks>
+bool basic_profiling_session<Sinks...>::resume(std::uint64_t generation) noexcept {
+    std::uint64_t expected = (generation << 1) | 1;
+    return pause_state_.compare_exchange_strong(expected, generation << 1, std::memory_order_acq_rel);
+}
+
+template <analysis_sink... Sinks>
+std::size_t basic_profiling_session<Sinks...>::walk_stack(const ucontext_t& context, pid_t tid,
+                                                          std::uint64_t* leaf_first) noexcept {
+    return std::min(max_frames, walker_.walk ? walker_.walk(walker_.state, context, tid, leaf_first, max_frames)
+                                             : hardware_backend::capture_stack(context, tid, leaf_first, max_frames));
+}
+
+template <analysis_sink... Sinks>
+context_id basic_profiling_session<Sinks...>::access_context(const ucontext_t& context, pid_t tid) noexcept {
+    std::uint64_t leaf_first[max_frames];
+    return context_of(leaf_first, walk_stack(context, tid, leaf_first));
+}
+
+template <analysis_sink... Sinks>
+context_id basic_profiling_session<Sinks...>::context_of(std::uint64_t* leaf_first, std::size_t depth) noexcept {
+    std::reverse(leaf_first, leaf_first + depth);
+    return profiler_->contexts().insert_path(std::span<const std::uint64_t>(leaf_first, depth));
+}
+
+template <analysis_sink... Sinks>
+bool basic_profiling_session<Sinks...>::stage(const access_sample& sample, const ucontext_t& context) noexcept {
+    for (staged_sample& slot : staged_) {
+        std::uint32_t expected = staged_free;
+        if (!slot.state.compare_exchange_strong(expected, staged_filling, std::memory_order_acquire,
+                                                std::memory_order_relaxed))
+            continue;
+        slot.sample = sample;
+        // As deliver: only a sample in a tracked object gets an access context (the object map's lookup needs no
+        // lock). An object freed before the drain makes the sample untracked there, and the path unused.
+        slot.depth = host_->resolve(sample).found()
+                         ? static_cast<std::uint32_t>(walk_stack(context, static_cast<pid_t>(sample.thread), slot.frames))
+                         : 0;
+        slot.state.store(staged_ready, std::memory_order_release);
+        staged_ready_.fetch_add(1, std::memory_order_release);
+        samples_staged_.fetch_add(1, std::memory_order_relaxed);
+        return true;
+    }
+    return false;
+}
+
+template <analysis_sink... Sinks>
+void basic_profiling_session<Sinks...>::drain_staged(const handler_reads& reads) noexcept {
+    for (staged_sample& slot : staged_) {
+        if (slot.state.load(std::memory_order_acquire) != staged_ready) continue;
+        // Found again: the object may have been freed since it was staged.
+        resolved_sample resolved = host_->resolve(slot.sample);
+        if (slot.depth > 0 && resolved.found()) resolved.sample.access_context = context_of(slot.frames, slot.depth);
+        slot.state.store(staged_free, std::memory_order_release);
+        staged_ready_.fetch_sub(1, std::memory_order_relaxed);
+        // A collection that started since it was staged: the object map may be stale.
+        if (paused()) {
+            samples_paused_.fetch_add(1, std::memory_order_relaxed);
+            continue;
+        }
+        memory_.reads = reads;
+        deliver_sample(resolved);
+        memory_.reads = {};
+    }
+}
+
+template <analysis_sink... Sinks>
+void basic_profiling_session<Sinks...>::release(const handler_reads* reads) noexcept {
+    for (;;) {
+        if (staged_ready_.load(std::memory_order_acquire) != 0 && host_)
+            drain_staged(reads != nullptr ? *reads : backend_.reads_here());
+        lock_.unlock();
+        if (staged_ready_.load(std::memory_order_acquire) == 0 || !lock_.try_lock()) return;
+    }
+}
+
+extern template class basic_profiling_session<>;
 
 } // namespace ojx::hardware
