@@ -105,6 +105,10 @@ def main():
             (["replay", "t.ojxt", "--trigger=never", "-o", "-"],
              "option '--trigger=never': expected one of loads-and-stores, loads-only, sample"),
             (["replay", "t.ojxt", "--confidence", "2", "-o", "-"], f"option '--confidence 2': {fraction}"),
+            # A value of the setting's kind that the setting does not take: named as written, too.
+            (["replay", "t.ojxt", "--slots", "99", "-o", "-"], "option '--slots 99': expected 0 to 16 slots"),
+            (["replay", "t.ojxt", "--period=0", "-o", "-"], "option '--period=0': expected a count of at least 1"),
+            (["replay", "t.ojxt", "--compare", "slots=1,99"], "--compare: option 'slots=99': expected 0 to 16 slots"),
             (["replay", "t.ojxt", "-o"], "option '-o' needs a value: -o <text>"),
             (["replay", "-x", "t.ojxt"], None)):
         if expected is None:  # the start of the message: the list is the table's

@@ -141,7 +141,7 @@ int replay_command(arguments args) {
             auto axis = parse_comparison_axis(reader.text(), error);
             if (!axis) return usage_error("replay", error);
             axes.push_back(std::move(*axis));
-        } else if (const auto problem = replay::set_replay_setting(settings, name, reader.text())) {
+        } else if (const auto problem = replay::set_replay_setting(settings, name, reader.text(), reader.item())) {
             return usage_error("replay", *problem); // a value of the setting's kind that it does not take
         }
     }

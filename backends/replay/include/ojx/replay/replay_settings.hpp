@@ -85,9 +85,10 @@ inline const option_spec* find_replay_setting(std::string_view key) {
 }
 
 // Sets `key` from `text`. Returns why not, in the option reader's shape: an unknown key (with the valid ones), or a
-// value it does not take (naming `key=text`).
+// value it does not take, naming the setting as the user wrote it (`written`: `--slots 99` on a command line;
+// empty: `key=text`, as in `--compare slots=1,99`).
 inline std::optional<std::string> set_replay_setting(replay_settings& settings, std::string_view key,
-                                                     std::string_view text) {
+                                                     std::string_view text, std::string_view written = {}) {
     const option_spec* spec = find_replay_setting(key);
     if (spec == nullptr) {
         std::string known;
@@ -95,7 +96,7 @@ inline std::optional<std::string> set_replay_setting(replay_settings& settings, 
             for (const option_spec& s : *table) known += (known.empty() ? "" : ", ") + std::string(s.name);
         return "unknown setting '" + std::string(key) + "'; valid settings are: " + known;
     }
-    const std::string item = std::string(key) + "=" + std::string(text);
+    const std::string item = written.empty() ? std::string(key) + "=" + std::string(text) : std::string(written);
     option_value value;
     if (std::string error = read_option_value(*spec, item, text, value); !error.empty()) return error;
     const auto out_of_range = [&](const std::string& range) {
