@@ -23,18 +23,14 @@ namespace ojx {
 inline constexpr std::size_t copies_view_edges = 10;  // edges listed, heaviest first
 inline constexpr std::size_t copies_view_chains = 5;  // chains listed, heaviest first
 
-// A node as the view names it: "Record+8 at FRAME", "long[] elements at FRAME" (every element), "new Record at
-// FRAME" (fresh references), "static 0x…", "(computed on)".
-inline std::string copy_node_name(const copy_profile& copies, const copy_node& node) {
-    const auto at = [&](const std::string& what) {
-        const copy_site& s = copies.sites.at(node.site);
-        return what + " at " + (s.frames.empty() ? std::string("(no frames)") : s.frames.front());
-    };
+// A node without its allocation context: "Record+8", "long[] elements" (every element), "new Record" (fresh
+// references), "static 0x…", "(computed on)".
+inline std::string copy_location_name(const copy_profile& copies, const copy_node& node) {
     switch (node.kind) {
     case copy_node_kind::field:
-        return at(copies.sites.at(node.site).type +
-                  (node.offset == copy_node::elements ? std::string(" elements") : "+" + std::to_string(node.offset)));
-    case copy_node_kind::allocation: return at("new " + copies.sites.at(node.site).type);
+        return copies.sites.at(node.site).type +
+               (node.offset == copy_node::elements ? std::string(" elements") : "+" + std::to_string(node.offset));
+    case copy_node_kind::allocation: return "new " + copies.sites.at(node.site).type;
     case copy_node_kind::static_location: {
         char text[32];
         std::snprintf(text, sizeof text, "static 0x%llx", static_cast<unsigned long long>(node.offset));
@@ -43,6 +39,14 @@ inline std::string copy_node_name(const copy_profile& copies, const copy_node& n
     case copy_node_kind::consumer: break;
     }
     return "(computed on)";
+}
+
+// A node as the view names it: its location, and where a site is named, " at " its leaf frame.
+inline std::string copy_node_name(const copy_profile& copies, const copy_node& node) {
+    std::string name = copy_location_name(copies, node);
+    if (!names_site(node)) return name;
+    const copy_site& s = copies.sites.at(node.site);
+    return name + " at " + (s.frames.empty() ? std::string("(no frames)") : s.frames.front());
 }
 
 // "A -> B -> C": a chain's nodes named.

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <iterator>
+#include <string>
+#include <vector>
 
 namespace ojx::tool {
 namespace {
@@ -13,6 +16,7 @@ std::uint64_t value_of(const context_profile& c, stack_value value) {
     case stack_value::comparisons: return c.estimate.comparisons();
     case stack_value::objects: return c.objects;
     case stack_value::bytes: return c.bytes;
+    case stack_value::copied_bytes: return 0; // copies are the copy section's (copy_stacks.hpp)
     }
     return 0;
 }
@@ -21,6 +25,22 @@ std::uint64_t value_of(const context_profile& c, stack_value value) {
 // after the last one) but may not contain ';' or a line break.
 void write_frame(std::ostream& out, std::string_view frame) {
     for (const char c : frame) out << (c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c);
+}
+
+// `frames` root first, then the synthetic leaf frames, then the value.
+void write_line(std::ostream& out, const std::vector<std::string>& frames,
+                std::initializer_list<std::string_view> leaves, std::uint64_t value) {
+    for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame) {
+        write_frame(out, *frame);
+        out << ';';
+    }
+    const char* separator = "";
+    for (const std::string_view leaf : leaves) {
+        out << separator;
+        write_frame(out, leaf);
+        separator = ";";
+    }
+    out << ' ' << value << '\n';
 }
 
 } // namespace
@@ -33,14 +53,11 @@ std::optional<stack_value> parse_stack_value(std::string_view name) {
 
 void write_collapsed(std::ostream& out, const context_profile& site, stack_value value) {
     const std::uint64_t v = value_of(site, value);
-    if (v == 0) return;
-    for (auto frame = site.frames.rbegin(); frame != site.frames.rend(); ++frame) {
-        write_frame(out, *frame);
-        out << ';';
-    }
-    out << '[';
-    write_frame(out, site.type);
-    out << "] " << v << '\n';
+    if (v != 0) write_line(out, site.frames, {"[" + site.type + "]"}, v);
+}
+
+void write_collapsed(std::ostream& out, const copy_stack& copy) {
+    if (copy.bytes != 0) write_line(out, copy.frames, {copy.location, copy.source}, copy.bytes);
 }
 
 } // namespace ojx::tool

@@ -79,12 +79,12 @@ public:
         return id;
     }
 
-    // The synthetic leaf frame naming an allocated type, e.g. `[byte[]]`.
-    std::uint64_t type_location(const std::string& type) {
-        const auto found = type_locations_.find(type);
-        if (found != type_locations_.end()) return found->second;
-        const std::uint64_t id = add_location(function("[" + type + "]", "", name_kind::verbatim), 0);
-        type_locations_.emplace(type, id);
+    // A synthetic frame, shown as it is: the allocated type (`[byte[]]`), a copy's location or source.
+    std::uint64_t synthetic_location(const std::string& name) {
+        const auto found = synthetic_locations_.find(name);
+        if (found != synthetic_locations_.end()) return found->second;
+        const std::uint64_t id = add_location(function(name, "", name_kind::verbatim), 0);
+        synthetic_locations_.emplace(name, id);
         return id;
     }
 
@@ -125,7 +125,7 @@ private:
     std::unordered_map<std::string_view, std::int64_t> strings_;
     std::unordered_map<std::string, std::uint64_t> functions_; // name '\0' file
     std::unordered_map<std::string, std::uint64_t> frame_locations_;
-    std::unordered_map<std::string, std::uint64_t> type_locations_;
+    std::unordered_map<std::string, std::uint64_t> synthetic_locations_;
 };
 
 void add_label(pprof_builder& builder, pb::Sample& sample, const std::string& key, const std::string& value) {
@@ -149,12 +149,18 @@ void add_percent_label(pprof_builder& builder, pb::Sample& sample, const std::st
     label.set_num_unit(builder.string("percent"));
 }
 
-void add_comments(pprof_builder& builder, const run_profile& run) {
+void add_comments(pprof_builder& builder, const run_profile& run, pprof_writer::samples kind) {
     pb::Profile& profile = builder.message();
     const auto comment = [&](const std::string& text) { profile.add_comment(builder.string(text)); };
-    comment("ojx replica profile: objects allocated at the same calling context whose contents are identical");
-    comment("replicated_bytes: at least this many bytes would be saved if each site's identical objects shared "
-            "one copy");
+    if (kind == pprof_writer::samples::sites) {
+        comment("ojx replica profile: objects allocated at the same calling context whose contents are identical");
+        comment("replicated_bytes: at least this many bytes would be saved if each site's identical objects "
+                "shared one copy");
+    } else {
+        comment("ojx copy profile: bytes copied between heap locations, estimated from sampled copies");
+        comment("copied_bytes: a copy's stack is the allocation context of the objects copied into, the location, "
+                "and where the value came from; the code that copied is not recorded");
+    }
     if (!run.runtime.empty()) comment("runtime: " + joined(run.runtime));
     if (!run.sampler.empty()) comment("sampler: " + joined(run.sampler));
     if (!run.watchpoints.empty()) comment("watchpoints: " + joined(run.watchpoints));
@@ -165,6 +171,7 @@ void add_comments(pprof_builder& builder, const run_profile& run) {
 } // namespace
 
 struct pprof_writer::state {
+    samples kind;
     pprof_builder builder;
     // Replicated bytes are fractional. Each sample gets the change in the rounded running total, so that the
     // samples sum to the rounded total rather than to a sum of per-sample rounding errors.
@@ -172,9 +179,16 @@ struct pprof_writer::state {
     std::int64_t replicated_rounded_so_far = 0;
 };
 
-pprof_writer::pprof_writer() : state_(std::make_unique<state>()) {
+pprof_writer::pprof_writer(samples kind) : state_(std::make_unique<state>(kind)) {
     pprof_builder& builder = state_->builder;
     pb::Profile& profile = builder.message();
+    if (kind == samples::copies) {
+        // Copies are estimated from samples taken at varying periods: no one period scales them.
+        builder.set_value_type(*profile.add_sample_type(), "copies", "count");
+        builder.set_value_type(*profile.add_sample_type(), "copied_bytes", "bytes");
+        profile.set_default_sample_type(builder.string("copied_bytes"));
+        return;
+    }
     // The event count first, as pprof's convention asks; replicated bytes shown by default, being what a fix saves.
     builder.set_value_type(*profile.add_sample_type(), "objects", "count");
     builder.set_value_type(*profile.add_sample_type(), "allocated", "bytes");
@@ -191,7 +205,7 @@ pprof_writer::~pprof_writer() = default;
 void pprof_writer::add(const context_profile& context) {
     pprof_builder& builder = state_->builder;
     pb::Sample& sample = *builder.message().add_sample();
-    sample.add_location_id(builder.type_location(context.type));
+    sample.add_location_id(builder.synthetic_location("[" + context.type + "]"));
     for (const std::string& frame : context.frames) sample.add_location_id(builder.frame_location(frame));
     state_->replicated_so_far += context.replicated_bytes();
     // Both rounded totals are in [0, largest int64], so their difference cannot overflow.
@@ -220,8 +234,23 @@ void pprof_writer::add(const context_profile& context) {
         if (!access.frames.empty()) add_label(builder, sample, "used_at", access.frames.front());
 }
 
+void pprof_writer::add(const copy_stack& copy) {
+    pprof_builder& builder = state_->builder;
+    pb::Sample& sample = *builder.message().add_sample();
+    sample.add_location_id(builder.synthetic_location(copy.source));
+    sample.add_location_id(builder.synthetic_location(copy.location));
+    for (const std::string& frame : copy.frames) sample.add_location_id(builder.frame_location(frame));
+    sample.add_value(as_value(copy.copies));
+    sample.add_value(as_value(copy.bytes));
+    pb::Label& width = *sample.add_label();
+    width.set_key(builder.string("width"));
+    width.set_num(copy.width);
+    width.set_num_unit(builder.string("bytes"));
+    add_count_label(builder, sample, "samples", static_cast<double>(copy.samples));
+}
+
 std::optional<std::string> pprof_writer::finish(std::ostream& out, const run_profile& run) {
-    add_comments(state_->builder, run);
+    add_comments(state_->builder, run, state_->kind);
     std::string bytes;
     if (!state_->builder.message().SerializeToString(&bytes))
         return "pprof: the profile is too large to serialize (over 2 GiB)";

@@ -17,7 +17,14 @@
 //
 // Samples are not split by access context: comparisons and bytes belong to the allocation context, and access
 // contexts are only its most-sampled few, so any split would be invented.
+//
+// A writer for copies (`ojx report --value copied-bytes`) writes the copy section's edges into heap locations
+// instead, one sample each, its stack copy_stacks.hpp's leaf first: `[copied from …]`, the destination location,
+// then the destination's allocation context. Values: copies/count (estimated from the samples) and
+// copied_bytes/bytes (the default sample type); labels `width` (bytes per copy) and `samples`.
 #pragma once
+
+#include "copy_stacks.hpp"
 
 #include "ojx/profile.hpp"
 
@@ -32,12 +39,15 @@ namespace ojx::tool {
 // only the pprof message (with its deduplicated tables) grows.
 class pprof_writer {
 public:
-    pprof_writer();
+    enum class samples { sites, copies }; // what the samples are: the profile's sites, or its copy edges
+
+    explicit pprof_writer(samples kind = samples::sites);
     ~pprof_writer();
     pprof_writer(const pprof_writer&) = delete;
     pprof_writer& operator=(const pprof_writer&) = delete;
 
-    void add(const context_profile& context); // one sample
+    void add(const context_profile& context); // one sample, of a writer for sites
+    void add(const copy_stack& copy);         // one sample, of a writer for copies
     // Adds the run's facts as comments, serializes and gzips into `out`. Returns the error, if any.
     std::optional<std::string> finish(std::ostream& out, const run_profile& run);
 

@@ -2,9 +2,11 @@
 // stacks or pprof. A single profile is read as a stream: each site goes to every output as it is read, the table
 // and the page keep only their best sites, collapsed stacks are written at once, and pprof keeps only its own
 // deduplicated message — memory for what is written, not for the profile. A copy section is printed after the
-// table (copies_view.hpp).
+// table (copies_view.hpp); with --value copied-bytes, collapsed stacks and pprof are its copy volume
+// (copy_stacks.hpp) instead of the sites, written once the section has been read.
 #include "collapsed_stacks.hpp"
 #include "commands.hpp"
+#include "copy_stacks.hpp"
 #include "html_report.hpp"
 #include "output_file.hpp"
 #include "pprof_writer.hpp"
@@ -54,7 +56,12 @@ files (written whole or not at all):
   --html-top N       sites in the page (500; --min-theta applies)
   --title TEXT       the page's title
   --collapsed FILE   collapsed stacks (flamegraph.pl, speedscope), every site; FILE '-' is standard output
-  --value KIND       width in collapsed stacks: replicated-bytes (default), comparisons, objects, bytes
+  --value KIND       width in collapsed stacks: replicated-bytes (default), comparisons, objects, bytes;
+                     or copied-bytes: collapsed stacks and pprof show copy volume instead of sites (the
+                     profile's copy section needed): the bytes each edge into a heap location copied, estimated
+                     from its samples, under the allocation context of the objects copied into, the location
+                     (`[Record+8]`) and the source as leaf (`[copied from byte[] elements at FRAME]`); the code
+                     that copied is not recorded
   --pprof FILE       gzipped pprof profile.proto (go tool pprof, continuous-profiling systems), every site
 
 example: ojx report --top 5 --source src/main/java replicas.json
@@ -155,20 +162,22 @@ int report_command(arguments args) {
     std::ostream* collapsed = nullptr;
     std::ostream* pprof = nullptr;
     std::unique_ptr<pprof_writer> pprof_sites;
+    const bool copy_volume = r.value == stack_value::copied_bytes && !(r.collapsed.empty() && r.pprof.empty());
     if (!r.html.empty() && !(html = open(r.html, std::ios::out))) return failed(files.back()->error());
     if (r.collapsed == "-") collapsed = &std::cout;
     else if (!r.collapsed.empty() && !(collapsed = open(r.collapsed, std::ios::out)))
         return failed(files.back()->error());
     if (!r.pprof.empty()) {
         if (!(pprof = open(r.pprof, std::ios::out | std::ios::binary))) return failed(files.back()->error());
-        pprof_sites = std::make_unique<pprof_writer>();
+        pprof_sites = std::make_unique<pprof_writer>(copy_volume ? pprof_writer::samples::copies
+                                                                  : pprof_writer::samples::sites);
     }
 
     // Each site goes to every output as it comes: one profile is read as a stream and never held whole;
     // several are merged first.
     const auto take = [&](context_profile&& c) {
-        if (collapsed != nullptr) write_collapsed(*collapsed, c, r.value);
-        if (pprof_sites) pprof_sites->add(c);
+        if (collapsed != nullptr && !copy_volume) write_collapsed(*collapsed, c, r.value);
+        if (pprof_sites && !copy_volume) pprof_sites->add(c);
         if (html != nullptr) page.add(c);
         table.add(std::move(c));
     };
@@ -184,6 +193,15 @@ int report_command(arguments args) {
         return input_error("report", *error);
     }
 
+    if (copy_volume) {
+        if (!copies)
+            return input_error("report", joined(r.profiles) + ": no copy section (copies), which --value "
+                                                             "copied-bytes shows; copy profiling writes one");
+        for (const copy_stack& copy : copy_stacks(*copies)) {
+            if (collapsed != nullptr) write_collapsed(*collapsed, copy);
+            if (pprof_sites) pprof_sites->add(copy);
+        }
+    }
     if (html != nullptr) write_html(*html, profile{run, page.best()}, r.html_settings);
     if (pprof_sites)
         if (const auto error = pprof_sites->finish(*pprof, run)) return failed(r.pprof + ": " + *error);
