@@ -89,7 +89,8 @@ def main():
             (["report", "--min-theta", "1.5", profile], f"option '--min-theta 1.5': {fraction}"),
             (["report", "--min-theta=60", profile], f"option '--min-theta=60': {fraction}"),
             (["report", "--value=width", "--collapsed", "-", profile],
-             "option '--value=width': expected one of replicated-bytes, comparisons, objects, bytes"),
+             "option '--value=width': expected one of replicated-bytes, comparisons, objects, bytes, "
+             "copied-bytes"),
             (["report", profile, "--top"], "option '--top' needs a value: --top <count>"),
             (["report", "--text=yes", profile], "option '--text=yes': --text is a flag and takes no value"),
             (["report", "--top", "3"], "no profile given"),

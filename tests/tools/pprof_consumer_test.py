@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks ojx's pprof output with an independent consumer, `go tool pprof`.
 
-usage: pprof_consumer_test.py --pprof FILE.pb.gz --profile-json PROFILE.json [-- COMMAND ARGS...]
+usage: pprof_consumer_test.py [--copies] --pprof FILE.pb.gz --profile-json PROFILE.json [-- COMMAND ARGS...]
 
 PROFILE.json is an ojx JSON profile (docs/profile-format.md) and FILE.pb.gz the same profile as pprof. If a
 COMMAND is given it is run first and must write FILE.pb.gz (e.g. `ojx report --pprof FILE.pb.gz PROFILE.json`,
@@ -19,6 +19,13 @@ or the test fixture, which writes both files). The expected totals are computed 
 and compared with the totals pprof prints (-top) and with the sum of its raw samples (-raw). Then the top entries
 must name what the JSON says replicates most: the allocated type (pprof's leaf) and, with the synthetic type frames
 hidden, the allocation site's function; the sample's labels must carry the estimate.
+
+With --copies, FILE.pb.gz is the profile's copy volume (`ojx report --value copied-bytes --pprof`): one sample per
+edge of its copy section into a heap location (a field or a static location; uses by the consumer are not copies),
+valued at copies (Σ period: `weight`) and copied_bytes (width × weight), which must sum to the section's totals;
+and each edge's bytes must be where its stack says, flat at the leaf `[copied from SOURCE]` (the source node as
+the report names it), at the destination location with the leaves hidden, and at the destination site's leaf
+function with every synthetic frame hidden.
 
 Python 3 standard library only. Exit status: 0 passed, 1 failed, 77 skipped (no `go`), 2 bad usage.
 """
@@ -223,8 +230,66 @@ def check_profile(pprof, profile):
                                                                            sample["labels"]))
 
 
+def node_name(sites, node, with_site=True):
+    """A copy node as copies_view.hpp names it: "Record+8", "long[] elements", "new Record", "static 0x…", each
+    site's with " at " its leaf frame."""
+    if node["kind"] == "static":
+        return "static 0x%x" % node["address"]
+    site = sites[node["site"]]
+    if node["kind"] == "allocation":
+        name = "new " + site["type"]
+    elif node["offset"] == "elements":
+        name = site["type"] + " elements"
+    else:
+        name = "%s+%d" % (site["type"], node["offset"])
+    if not with_site:
+        return name
+    return name + " at " + (site["frames"][0] if site["frames"] else "(no frames)")
+
+
+def check_copies(pprof, profile):
+    check("copies" in profile, "the profile has no copy section: nothing to compare")
+    sites = profile["copies"]["sites"]
+    copies = [edge for edge in profile["copies"]["edges"] if edge["to"]["kind"] in ("field", "static")]
+    check(copies, "the copy section has no copy into a heap location: nothing to compare")
+    expected = {"copies": sum(edge["weight"] for edge in copies),
+                "copied_bytes": sum(edge["width"] * edge["weight"] for edge in copies)}
+
+    names, samples = pprof.raw()
+    check(names == list(expected), "value types %s, expected %s" % (names, list(expected)))
+    check(len(samples) == len(copies), "%d samples for %d copy edges" % (len(samples), len(copies)))
+    for index, value_type in enumerate(names):
+        raw_sum = sum(sample["values"][index] for sample in samples)
+        top_total, _ = pprof.top(value_type)
+        check(raw_sum == expected[value_type] and top_total == expected[value_type],
+              "%s: raw samples sum to %d, -top total %d, the section's total is %d"
+              % (value_type, raw_sum, top_total, expected[value_type]))
+        print("%-13s total %d (profile: %d)" % (value_type, top_total, expected[value_type]))
+
+    # Each edge's bytes, flat where its stack puts them: the source leaf, the destination location, its site.
+    by_source, by_location, by_site = {}, {}, {}
+    for edge in copies:
+        volume = edge["width"] * edge["weight"]
+        source = "[copied from %s]" % node_name(sites, edge["from"])
+        by_source[source] = by_source.get(source, 0) + volume
+        location = "[%s]" % node_name(sites, edge["to"], with_site=False)
+        by_location[location] = by_location.get(location, 0) + volume
+        if edge["to"]["kind"] == "field" and sites[edge["to"]["site"]]["frames"]:
+            site = function_of(sites[edge["to"]["site"]]["frames"][0])
+            by_site[site] = by_site.get(site, 0) + volume
+    for expected_flat, hide in ((by_source, []), (by_location, [r"-hide=^\[copied from "]),
+                                (by_site, [r"-hide=^\["])):
+        _, rows = pprof.top("copied_bytes", "-symbolize=none", *hide)
+        flat = {name: value for value, name in rows if name in expected_flat}
+        check(flat == expected_flat, "-top %s: flat copied bytes %s, expected %s" % (" ".join(hide), flat,
+                                                                                   expected_flat))
+    heaviest = max(by_source, key=by_source.get)
+    print("%d copy edges; heaviest source %s (%d bytes)" % (len(copies), heaviest, by_source[heaviest]))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", action="store_true", help="the pprof file is the profile's copy volume")
     parser.add_argument("--pprof", required=True, help="the pprof file (.pb.gz) to check")
     parser.add_argument("--profile-json", required=True, help="the ojx JSON profile it was made from")
     parser.add_argument("command", nargs="*", help="after --: a command that writes the pprof file first")
@@ -251,7 +316,7 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="ojx-pprof-") as scratch:
         try:
-            check_profile(Pprof(go, args.pprof, scratch), profile)
+            (check_copies if args.copies else check_profile)(Pprof(go, args.pprof, scratch), profile)
         except Failure as failure:
             print("FAIL: %s" % failure)
             return 1

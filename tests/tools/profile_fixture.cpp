@@ -3,9 +3,11 @@
 // test program reaches: Java-like stacks that share their outer frames, a few native ones, θ mostly small and up
 // to 0.6, contexts with too few comparisons, names with quotes, markup and non-ASCII letters, a context with no
 // frames — and one planted replica context (θ ≈ 0.9, allocated at `planted_site`, which
-// tests/tools/CMakeLists.txt passes to the browser test). Estimates come from the real estimator.
+// tests/tools/CMakeLists.txt passes to the browser test). Estimates come from the real estimator. A copy section
+// (docs/profile-format.md, "copies") too, for the copy volume outputs (`ojx report --value copied-bytes`).
 //
 // usage: profile_fixture OUT.json [CONTEXTS]   (default 40 contexts)
+#include "ojx/copy_profile.hpp"
 #include "ojx/profile_writer.hpp"
 
 #include <algorithm>
@@ -71,6 +73,33 @@ context_profile make_context(std::string type, std::vector<std::string> frames, 
 template <class T>
 const T& pick(const std::vector<T>& from, std::mt19937& random) {
     return from[std::uniform_int_distribution<std::size_t>(0, from.size() - 1)(random)];
+}
+
+// A sampled copy graph as a merge of two runs at periods 64 and 256 gives: decoded records copied into the planted
+// arrays (the heaviest copy, by far), a static table read into records, fresh references stored, a site with no
+// frames, and uses by computations, which are not copies.
+copy_profile make_copies() {
+    const std::vector<copy_site> sites = {
+        {"com.acme.ingest.Record", {"com.acme.ingest.Decoder.next(Decoder.java:58)",
+                                    "org.apache.spark.executor.Executor$TaskRunner.run(Executor.scala:551)"}},
+        {"byte[]", {planted_site, "com.acme.ingest.ColumnChunkLoader.load(ColumnChunkLoader.java:64)"}},
+        {"com.acme.model.Address", {"com.acme.model.Address.<init>(Address.java:23)"}},
+        {"java.lang.Object[]", {}}};
+    const copy_node record8 = copy_node::field(0, 8), pages = copy_node::field(1, copy_node::elements);
+    sampled_copy_graph graph;
+    for (int i = 0; i < 30; ++i) graph.add({record8, pages, 8}, i % 3 == 0 ? 256 : 64);
+    for (int i = 0; i < 6; ++i) graph.add({copy_node::static_location(0x7f3a00001000), record8, 4}, 64);
+    for (int i = 0; i < 4; ++i) graph.add({copy_node::allocation(2), copy_node::field(3, copy_node::elements), 4}, 64);
+    graph.add({copy_node::field(2, 16), copy_node::field(0, 24), 2}, 256);
+    for (int i = 0; i < 20; ++i) graph.add({pages, copy_node::consumer(), 8}, 64);
+    sampled_copy_stats counters;
+    counters.loads_followed = 55;
+    counters.ended = 50;
+    counters.bound_reached = 5;
+    counters.steps = 400;
+    counters.edges = 61;
+    return copy_profile_of(graph, counters, "fixture (periods 64 and 256)",
+                           [&](context_id c) { return sites.at(c); });
 }
 
 profile make_profile(std::size_t count) {
@@ -163,6 +192,7 @@ profile make_profile(std::size_t count) {
     }
     std::sort(p.contexts.begin(), p.contexts.end(),
               [](const context_profile& a, const context_profile& b) { return ranks_before(a, b); });
+    p.copies = make_copies();
     return p;
 }
 

@@ -19,7 +19,8 @@ Checks:
              where Go is not installed)
   merge      merging two native runs in either order gives the same bytes; objects and comparisons add up
   bad input  a missing, empty, truncated, foreign or newer-version profile: exit 2, one line naming the file and
-             the problem, and no output file (or temporary file) left behind
+             the problem, and no output file (or temporary file) left behind; so too copy volume (--value
+             copied-bytes) asked of a profile with no copy section
 """
 import argparse
 import json
@@ -180,6 +181,30 @@ class Suite:
         print(f"  merge: {len(docs[0]['contexts'])} + {len(docs[1]['contexts'])} contexts -> "
               f"{len(docs[2]['contexts'])} sites, same bytes in either order, counters and objects add up")
 
+    def no_copy_section(self, profile):
+        """Copy volume asked of a profile without a copy section: exit 2, one line naming the file and the
+        problem, nothing on standard output and no output file left behind."""
+        with open(profile, encoding="utf-8") as handle:
+            if "copies" in json.load(handle):
+                self.fail(f"{profile} has a copy section: it cannot show copy volume refused")
+                return
+        out_dir = os.path.join(self.workdir, "no-copies")
+        os.makedirs(out_dir, exist_ok=True)
+        name = os.path.basename(profile)
+        for outputs in (["--collapsed", "-"], ["--collapsed", os.path.join(out_dir, "copies.txt"), "--pprof",
+                                               os.path.join(out_dir, "copies.pb.gz")]):
+            args = ["report", "--value", "copied-bytes", *outputs, profile]
+            result = self.ojx_run(*args)
+            lines = result.stderr.strip().splitlines()
+            if (result.returncode != 2 or result.stdout or len(lines) != 1 or name not in lines[0]
+                    or "no copy section" not in lines[0]):
+                self.fail(f"ojx {' '.join(args)}: exit {result.returncode}, stdout {result.stdout[:200]!r}, stderr "
+                          f"{result.stderr!r} (want exit 2 and one line naming {name} and 'no copy section')")
+        left = os.listdir(out_dir)
+        if left:
+            self.fail(f"ojx report --value copied-bytes of a profile with no copy section left files behind: {left}")
+        print(f"  no copy section: --value copied-bytes of {name}: exit 2, one line, nothing left behind")
+
     def sampling_only(self, profile):
         """A run without watchpoints has no estimates: the report says why instead of asking for a longer run."""
         with open(profile, encoding="utf-8") as handle:
@@ -263,6 +288,7 @@ def main():
         shutil.copy(os.path.join(TESTDATA, stem + ".json"), args.workdir)
         sources = os.path.join(HERE, "..", "..", "examples", stem.replace("-", "_"))
         suite.golden(stem, stem + ".json", args.update_golden, sources)
+    suite.no_copy_section(os.path.join(args.workdir, "native-replicas.json"))
     java = os.path.join(args.workdir, "java-replicas.json")
     first = suite.ranking(java)
     if first:

@@ -43,14 +43,18 @@ std::string gunzip(const std::string& gzipped) {
     return out;
 }
 
+pb::Profile parsed(const std::string& gzipped) {
+    pb::Profile message;
+    REQUIRE(message.ParseFromString(gunzip(gzipped)));
+    return message;
+}
+
 pb::Profile written(const profile& p) {
     std::ostringstream out;
     const auto error = write_pprof(out, p);
     INFO(error.value_or(""));
     REQUIRE_FALSE(error);
-    pb::Profile parsed;
-    REQUIRE(parsed.ParseFromString(gunzip(out.str())));
-    return parsed;
+    return parsed(out.str());
 }
 
 context_profile context(std::string type, std::vector<std::string> frames, std::uint64_t objects,
@@ -400,4 +404,44 @@ TEST_CASE("labels carry the allocation metrics: every allocation, scaled where s
     for (const std::int64_t c : written_profile.comment()) comments.push_back(text(written_profile, c));
     CHECK(std::any_of(comments.begin(), comments.end(),
                       [](const std::string& c) { return c.starts_with("allocation counts: estimated"); }));
+}
+
+TEST_CASE("a writer for copies writes copies and copied bytes, the source as leaf over location and site",
+          "[pprof][copies]") {
+    const std::vector<copy_stack> stacks = {
+        {{"Buffer.grow(Buffer.java:12)", "Job.run(Job.java:40)"}, "[long[] elements]",
+         "[copied from Record+16 at Decoder.next(Decoder.java:58)]", 448, 3584, 4, 8},
+        {{}, "[static 0x7f3a00002000]", "[copied from Cell+8 at (no frames)]", 16, 32, 1, 2}};
+    pprof_writer writer(pprof_writer::samples::copies);
+    for (const copy_stack& s : stacks) writer.add(s);
+    run_profile run;
+    run.runtime = {"emulation"};
+    std::ostringstream out;
+    REQUIRE_FALSE(writer.finish(out, run));
+    const pb::Profile p = parsed(out.str());
+
+    REQUIRE(p.sample_type_size() == 2);
+    CHECK(text(p, p.sample_type(0).type()) == "copies");
+    CHECK(text(p, p.sample_type(0).unit()) == "count");
+    CHECK(text(p, p.sample_type(1).type()) == "copied_bytes");
+    CHECK(text(p, p.sample_type(1).unit()) == "bytes");
+    CHECK(text(p, p.default_sample_type()) == "copied_bytes");
+    REQUIRE(p.comment_size() > 0);
+    CHECK(text(p, p.comment(0)).starts_with("ojx copy profile"));
+    REQUIRE(p.sample_size() == 2);
+    for (int i = 0; i < p.sample_size(); ++i) {
+        const pb::Sample& sample = p.sample(i);
+        const copy_stack& s = stacks[static_cast<std::size_t>(i)];
+        CHECK(sample.value(0) == static_cast<std::int64_t>(s.copies));
+        CHECK(sample.value(1) == static_cast<std::int64_t>(s.bytes));
+        REQUIRE(sample.location_id_size() == static_cast<int>(s.frames.size()) + 2);
+        CHECK(resolve(p, sample.location_id(0)).function == s.source);
+        CHECK(resolve(p, sample.location_id(1)).function == s.location);
+        for (std::size_t f = 0; f < s.frames.size(); ++f)
+            CHECK(s.frames[f].starts_with(resolve(p, sample.location_id(static_cast<int>(f) + 2)).function));
+        std::map<std::string, std::int64_t> labels;
+        for (const pb::Label& l : sample.label()) labels[text(p, l.key())] = l.num();
+        CHECK(labels == std::map<std::string, std::int64_t>{{"samples", static_cast<std::int64_t>(s.samples)},
+                                                           {"width", s.width}});
+    }
 }
