@@ -149,11 +149,6 @@ std::optional<std::string> parse_jvm_options(const char* text, jvm_settings& set
     parsed_agent_options parsed;
     if (auto error = parse_agent_options(text != nullptr ? text : "", specs, parsed)) return error;
     settings.agent = parsed.settings;
-    if (parsed.values.given("rate") && !parsed.values.given("sampler")) {
-        hardware::backend_options& backend = settings.agent.session.backend;
-        backend.sampler = hardware::sampler_kind::automatic;
-        backend.watchpoint_slots = static_cast<std::size_t>(parsed.values.count("slots"));
-    }
     settings.start = parsed.values.flag("start");
     settings.stop = parsed.values.flag("stop");
     settings.dump = parsed.values.flag("dump");

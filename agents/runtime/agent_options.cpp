@@ -61,7 +61,11 @@ std::optional<std::string> to_agent_settings(const option_values& values, agent_
     if (settings.record_pattern == settings.file_pattern)
         return "record=" + settings.record_pattern + " names the profile's file too (file=); give the trace another name";
     hardware::backend_options& backend = settings.session.backend;
-    backend.sampler = *hardware::parse_sampler_kind(values.choice("sampler"));
+    // rate= alone asks for samples: where an agent's table defaults the sampler to none (the JVM agent's), it
+    // turns on auto.
+    backend.sampler = values.given("rate") && !values.given("sampler")
+                          ? hardware::sampler_kind::automatic
+                          : *hardware::parse_sampler_kind(values.choice("sampler"));
     if (values.rate("rate") == 0) return std::string("rate=0: the sampling rate must be at least 1 per second");
     if (values.rate("rate") > 100000) return std::string("rate: at most 100000 samples per second per thread");
     backend.samples_per_second = static_cast<double>(values.rate("rate"));
