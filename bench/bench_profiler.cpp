@@ -102,10 +102,6 @@ void BM_sample_path_compared(benchmark::State& state) {
         const std::size_t k = i++ & 4095;
         const access_sample sample{0x400000, s.addresses[k], s.values[k], 8, access_kind::load, 1, s.access_context};
         s.prof.on_sample(sample);
-        while (const auto armed = s.watchpoints.take_armed_at_sample())
-            s.prof.on_trap(watchpoint_trap{armed->slot, armed->watched, s.heap.load(armed->watched, armed->width),
-                                           armed->width, access_kind::load, sample.ip, sample.thread,
-                                           sample.access_context});
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
     state.counters["comparisons_per_sample"] =

@@ -92,6 +92,10 @@ struct profiler_config {
     // allocation_rate_target.hpp); each object then says its own interval (allocation_shape::sampling_interval).
     // 0: not adaptive. Only described in the report; the weights come from the objects.
     std::uint64_t allocation_tracking_target = 0;
+    // Set by the backend (resolved_for_backend) where no watchpoint traps: a pair's word is compared at once, by
+    // the sample that armed its watchpoint, reading the word through the memory policy. The watchpoint policy's
+    // slots then only hold the pairs (the pool's replacement policy still chooses among them).
+    bool compare_at_sample = false;
     std::uint64_t seed = 1;
     estimator_config estimator{};
     // Whole-object evidence: the tables each context gets when its first object is digested, and the bytes per
@@ -100,8 +104,10 @@ struct profiler_config {
     std::uint64_t death_digest_bytes_per_second = 0;
 };
 
-// `config` as a backend runs it: an unset companion_probe becomes on exactly where pairs are compared at the sample.
+// `config` as a backend runs it: pairs compared at the sample or not, and an unset companion_probe on exactly
+// where they are.
 inline profiler_config resolved_for_backend(profiler_config config, bool compares_at_sample) {
+    config.compare_at_sample = compares_at_sample;
     if (!config.companion_probe) config.companion_probe = compares_at_sample;
     return config;
 }
@@ -374,6 +380,7 @@ public:
             remember(*state, scan_remembered<false>(*state, object.info.serial).own_slot, object.info.serial,
                      object.begin, size, sampled, window);
         }
+        if (config_.compare_at_sample) compare_armed_now(sample);
     }
     // A sample no host has resolved (a replay, an emulated machine driving the profiler alone).
     void on_sample(const access_sample& sample) noexcept {
@@ -851,7 +858,27 @@ private:
             return false;
         }
         ++stats_.watch_armed;
+        if (config_.compare_at_sample) armed_now_ |= std::uint32_t{1} << placed.slot;
         return !placed.evicted;
+    }
+
+    // compare_at_sample: each slot armed by this sample is compared now, in slot order, as a load of its word by
+    // the sampled code (a slot armed, evicted and armed again is compared once, for its last pair). An unreadable
+    // word (unmapped since) is not compared: the slot stays taken until its object dies or the replacement policy
+    // gives it to another pair.
+    void compare_armed_now(const access_sample& sample) noexcept {
+        for (std::size_t slot = 0; armed_now_ != 0; ++slot) {
+            const std::uint32_t bit = std::uint32_t{1} << slot;
+            if ((armed_now_ & bit) == 0) continue;
+            armed_now_ &= ~bit;
+            if (!pool_.armed(slot)) continue;
+            const address where = pool_.at(slot).where;
+            const std::uint8_t width = pool_.at(slot).width;
+            std::uint64_t value = 0;
+            if (!memory_.read(where, &value, width)) continue;
+            on_trap(watchpoint_trap{slot, where, value, width, access_kind::load, sample.ip, sample.thread,
+                                    sample.access_context});
+        }
     }
 
     // `slot`: the object's slot among the remembered ones (see scan_remembered), remembered_objects when none.
@@ -974,6 +1001,8 @@ private:
     fast_random rng_;
     fast_random digest_rng_; // the digest budgets' draws only (see digest_at_death)
     profiler_stats stats_;
+    std::uint32_t armed_now_ = 0; // compare_at_sample: slots armed by the sample being handled
+    static_assert(max_watchpoint_slots <= 32);
     std::uint64_t next_serial_ = 0;
     // Whole-object digests: objects with serials up to swept_through_ were offered to a sweep; the last object
     // digested at its death; the per-second budget's window (start, bytes offered and digested) and the inclusion

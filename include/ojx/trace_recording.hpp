@@ -37,8 +37,10 @@ namespace ojx {
 // What the profiler did through its policies while handling one event. Fixed capacity; signal-safe.
 class profiler_effects {
 public:
-    // Enough for every read and call of one event with compare windows up to several KiB and eight slots.
-    static constexpr std::size_t max_bytes = 16384;
+    // Enough for every read and call of one event with compare windows up to several KiB and eight slots: a
+    // sample that compares at once (profiler_config::compare_at_sample) reads its window, its companion's and,
+    // for each pair it arms, the pair's word and window.
+    static constexpr std::size_t max_bytes = 32768;
     static constexpr std::size_t max_reads = 64;
     static constexpr std::size_t max_watchpoint_calls = 128;
     using watchpoint_call = std::variant<watchpoint_arm_event, watchpoint_disarm_event>;

@@ -61,6 +61,7 @@ void for_each_setting(profiler_config& config, Visit&& visit) {
     visit("profiler.compare_window", config.compare_window);
     visit("profiler.probe_stores", config.probe_stores);
     visit("profiler.companion_probe", config.companion_probe);
+    visit("profiler.compare_at_sample", config.compare_at_sample);
     visit("profiler.max_contexts", config.max_contexts);
     visit("profiler.context_tree_capacity", config.context_tree_capacity);
     visit("profiler.object_map_capacity", config.object_map_capacity);

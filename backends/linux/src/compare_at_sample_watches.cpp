@@ -1,7 +1,8 @@
-// The compare-at-sample watch source: no debug register is set. A slot armed by a sample is handed out once
-// (take_armed_at_sample) for the caller to read its word now and deliver that as a trap: the comparison happens
-// at the sample instead of at the program's next touch. For machines whose debug registers do not work (some
-// hypervisors accept them and never trap), or when asked (compare=sample).
+// The compare-at-sample watch source: no debug register is set and nothing ever traps. The slots only hold the
+// pairs the profiler armed, and the profiler compares each at the sample that armed it, reading the word then
+// (profiler_config::compare_at_sample, which the session sets from hardware_backend::compares_at_sample). For
+// machines whose debug registers do not work (some hypervisors accept them and never trap), or when asked
+// (compare=sample).
 #include "watch_source.hpp"
 
 namespace ojx::hardware {
@@ -14,36 +15,9 @@ public:
     std::size_t slots = 0;
 
     std::size_t slot_count() const noexcept override { return slots; }
-
-    bool arm(std::size_t slot, address where, std::uint8_t width) noexcept override {
-        if (slot >= slots || !backend->running()) return false;
-        watches[slot] = {where, width, true, true};
-        return true;
-    }
-
-    void disarm(std::size_t slot) noexcept override {
-        if (slot < slots) watches[slot] = {};
-    }
-
-    std::optional<hardware_backend::armed_watch> take_armed_at_sample() noexcept override {
-        for (std::size_t slot = 0; slot < slots; ++slot) {
-            watch& armed = watches[slot];
-            if (armed.armed && armed.pending) {
-                armed.pending = false;
-                return hardware_backend::armed_watch{slot, armed.where, armed.width};
-            }
-        }
-        return std::nullopt;
-    }
-
-private:
-    struct watch {
-        address where = 0;
-        std::uint8_t width = 0;
-        bool armed = false;
-        bool pending = false; // armed, not yet handed out
-    };
-    std::array<watch, max_slots> watches{};
+    // Accepted while the backend runs, as a register would be set; nothing to keep.
+    bool arm(std::size_t slot, address, std::uint8_t) noexcept override { return slot < slots && backend->running(); }
+    void disarm(std::size_t) noexcept override {}
 };
 
 sample_watches compared; // one backend per process

@@ -270,8 +270,4 @@ void hardware_backend::disarm(std::size_t slot) noexcept {
     if (watches_ != nullptr) watches_->disarm(slot);
 }
 
-std::optional<hardware_backend::armed_watch> hardware_backend::take_armed_at_sample() noexcept {
-    return watches_ != nullptr ? watches_->take_armed_at_sample() : std::nullopt;
-}
-
 } // namespace ojx::hardware

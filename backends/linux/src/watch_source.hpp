@@ -1,8 +1,8 @@
 // A watch source: how a pair's word is watched once the profiler arms a slot. Two, each in its own file:
 //   debug_register_watches.cpp    — the CPU's debug registers through perf_event breakpoints, one per attached
 //                                   thread and slot, trapping when the program next touches the word (OJXPerf);
-//   compare_at_sample_watches.cpp — no register: the sample that armed a slot hands it out at once
-//                                   (take_armed_at_sample), for its word to be read and compared then.
+//   compare_at_sample_watches.cpp — no register: the slots only hold the pairs, which the profiler compares at
+//                                   the sample that armed them (profiler_config::compare_at_sample).
 // `arm`/`disarm` are serialized by the caller; the per-thread calls run on the thread, inside or outside our
 // signal handlers as each says.
 #pragma once
@@ -26,8 +26,6 @@ public:
     virtual void disarm(std::size_t slot) noexcept = 0;
     // The backend stops: every slot is free (registers go with the threads' descriptors).
     virtual void stop() noexcept {}
-    // Comparing at the sample: a slot armed since, once (see hardware_backend::take_armed_at_sample).
-    virtual std::optional<hardware_backend::armed_watch> take_armed_at_sample() noexcept { return std::nullopt; }
 
     // Outside handlers: sets up and tears down thread `tid`'s part.
     virtual std::optional<std::string> open(thread_state&, pid_t) { return std::nullopt; }

@@ -37,7 +37,6 @@ public:
         : heap_(heap), sampler_(sampler), watchpoints_(watchpoints), sink_(sink) {}
 
     std::uint64_t accesses() const noexcept { return accesses_; }
-    std::uint64_t traps() const noexcept { return traps_; }
 
     // Allocates and reports the object; none when the heap is full (collect, then retry).
     std::optional<address> allocate(std::uint64_t size, context_id context, type_id type,
@@ -79,16 +78,8 @@ private:
     void access(address where, std::uint8_t width, std::uint64_t value, access_kind kind, context_id access_context,
                 address ip) {
         ++accesses_;
-        if (sampler_.should_sample()) {
-            sink_.on_sample(access_sample{ip, where, value, width, kind, 0, access_context});
-            while (const auto armed = watchpoints_.take_armed_at_sample()) {
-                ++traps_;
-                sink_.on_trap(watchpoint_trap{armed->slot, armed->watched, heap_.load(armed->watched, armed->width),
-                                              armed->width, access_kind::load, ip, 0, access_context});
-            }
-        }
+        if (sampler_.should_sample()) sink_.on_sample(access_sample{ip, where, value, width, kind, 0, access_context});
         if (const auto hit = watchpoints_.check(where, width, kind == access_kind::store)) {
-            ++traps_;
             sink_.on_trap(watchpoint_trap{hit->slot, hit->watched, heap_.load(hit->watched, hit->width), hit->width,
                                           kind, ip, 0, access_context});
         }
@@ -99,7 +90,6 @@ private:
     emulated_watchpoints& watchpoints_;
     Sink& sink_;
     std::uint64_t accesses_ = 0;
-    std::uint64_t traps_ = 0;
 };
 
 } // namespace ojx::emulation

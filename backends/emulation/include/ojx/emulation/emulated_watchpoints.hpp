@@ -1,7 +1,8 @@
 // Emulated debug registers: the same small number of slots as hardware (4 on x86), each watching `width` bytes,
 // triggering like x86 data breakpoints on loads and stores (x86 has no load-only watchpoint) or, for
-// experiments, on loads only — or not at all but at once, as the sample that armed them returns
-// (`at_sample`: what the Linux backend does on machines whose debug registers never trap).
+// experiments, on loads only — or never (`at_sample`: what the Linux backend does on machines whose debug
+// registers never trap; the profiler then compares each pair at the sample that armed it, see
+// profiler_config::compare_at_sample).
 #pragma once
 
 #include "ojx/types.hpp"
@@ -47,7 +48,7 @@ public:
             ++refused_;
             return false;
         }
-        watches_[slot] = {true, trigger_ == watch_trigger::at_sample, where, width};
+        watches_[slot] = {true, where, width};
         ++arms_;
         return true;
     }
@@ -94,22 +95,9 @@ public:
         return std::nullopt;
     }
 
-    // at_sample: a slot armed since the last call, to be compared now (each is handed out once).
-    std::optional<hit> take_armed_at_sample() noexcept {
-        for (std::size_t i = 0; i < slots_; ++i) {
-            watch& w = watches_[i];
-            if (w.armed && w.pending) {
-                w.pending = false;
-                return hit{i, w.where, w.width};
-            }
-        }
-        return std::nullopt;
-    }
-
 private:
     struct watch {
         bool armed = false;
-        bool pending = false; // at_sample: armed, not yet handed out
         address where = 0;
         std::uint8_t width = 0;
     };

@@ -8,8 +8,8 @@
 //              is about to access (what a load will read).
 // Watchpoints are debug registers through perf_event breakpoints, opened on every attached thread and re-armed
 // with PERF_EVENT_IOC_MODIFY_ATTRIBUTES (or reopened where the kernel lacks it). Where debug registers do not
-// work (some hypervisors accept them and never trap), or when asked, a watch is instead compared at once: the
-// sample that armed it is followed by its comparison, with the word read then (take_armed_at_sample).
+// work (some hypervisors accept them and never trap), or when asked, no register is set: the profiler compares
+// each pair at the sample that armed it (compares_at_sample, profiler_config::compare_at_sample).
 //
 // Signals: perf events (triggers and breakpoints) report by synchronous SIGTRAP where the kernel can (perf sigtrap,
 // Linux 5.13), tagged with which event fired; CPU-time timers and, on older kernels, perf events by one real-time
@@ -186,15 +186,9 @@ public:
     bool arm(std::size_t slot, address where, std::uint8_t width) noexcept;
     void disarm(std::size_t slot) noexcept;
 
-    // Comparing at the sample: no debug register is set; a slot armed by a sample is handed out here, once, for
-    // the caller to read its word now and deliver as a trap. Signal-safe; serialized with arm and disarm.
+    // No debug register is set: the slots only hold pairs, which the profiler compares at the sample that armed
+    // them (the session configures it so), and no watchpoint ever traps.
     bool compares_at_sample() const noexcept { return compares_at_sample_; }
-    struct armed_watch {
-        std::size_t slot = 0;
-        address where = 0;
-        std::uint8_t width = 0;
-    };
-    std::optional<armed_watch> take_armed_at_sample() noexcept;
 
     // How code outside the handlers may read memory on the calling thread (a whole-object digest in free() or at
     // a collection's start): guarded loads where read_method_here allows them, except over what this thread's own

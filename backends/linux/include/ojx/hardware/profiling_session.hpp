@@ -283,21 +283,10 @@ private:
     // Signal-safe: drains and lets the lock go; `reads` is the calling handler's, or nullptr outside handlers. A
     // sample staged just before the unlock is drained here too, by taking the lock again if it is free.
     void release(const handler_reads* reads) noexcept;
-    // Signal-safe, with the lock held: hands a resolved sample to the host and, where pairs are compared at the
-    // sample, compares the watches the profiler armed now, each as a trap with the word read at once.
+    // Signal-safe, with the lock held: hands a resolved sample to the host. Where pairs are compared at the sample,
+    // the profiler compares those this sample arms in the same call (profiler_config::compare_at_sample).
     void deliver_sample(const resolved_sample& resolved) noexcept {
-        const access_sample& sample = resolved.sample;
-        handle([&]() noexcept { host_->on_sample(resolved); }, sample);
-        if (!backend_.compares_at_sample()) return;
-        while (const auto watch = backend_.take_armed_at_sample()) {
-            std::uint64_t value = 0;
-            // Unreadable (unmapped since): no comparison; the slot stays taken until its object is freed or the
-            // replacement policy gives it to another pair.
-            if (!memory_.read(watch->where, &value, watch->width)) continue;
-            const watchpoint_trap trap{watch->slot, watch->where, value, watch->width, access_kind::load,
-                                       sample.ip, sample.thread, sample.access_context};
-            handle([&]() noexcept { host_->on_trap(trap); }, trap);
-        }
+        handle([&]() noexcept { host_->on_sample(resolved); }, resolved.sample);
     }
     // The thread an event is recorded as (a system call: outside the lock), 0 when not recording.
     trace_thread_id recording_thread() const noexcept;

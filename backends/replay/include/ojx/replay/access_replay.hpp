@@ -158,7 +158,7 @@ access_replay_outcome replay_every_access(std::span<const std::byte> file, std::
     outcome.replay = access_replayer<Policies>(prof, machine, memory).run(file, name);
     if (!outcome.replay.error.empty()) return outcome;
     outcome.accesses = machine.accesses();
-    outcome.traps = machine.traps();
+    outcome.traps = prof.stats().traps; // compared at the sample too
     outcome.report = prof.report();
     outcome.facts = emulation::emulation_facts<Policies>(sampler, watchpoints);
     outcome.facts.runtime = recorded.runtime;
