@@ -145,11 +145,12 @@ TEST_CASE("a trace without its run's description is refused", "[replay]") {
 }
 
 TEST_CASE("a trace whose recorder could not keep all it read for an event is refused, in one line", "[replay]") {
-    // Windows of 32 KiB in 32 KiB objects: a sample's digest reads more than the recorder's notes hold (16 KiB).
+    // Windows of 64 KiB in 64 KiB objects: a sample's digest reads more than the recorder's notes hold.
+    static_assert(profiler_effects::max_bytes < 65536);
     const std::vector<context_shape> shapes = {
-        {.name = "huge", .object_size = 32768, .group_sizes = {20, 20}}};
+        {.name = "huge", .object_size = 65536, .group_sizes = {20, 20}}};
     session_config config = config_for(scenario{"huge windows", shapes}, 3);
-    config.profiler.compare_window = 32768;
+    config.profiler.compare_window = 65536;
     const auto naming = naming_for(shapes);
     recording_session<recording_policies<reservoir_replacement, reservoir_pairing>> r(config, naming);
     run_workload(r.machine, r.prof.contexts(), shapes, {.seed = 3});
