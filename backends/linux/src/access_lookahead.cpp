@@ -3,6 +3,7 @@
 // runs in the sampler's signal handler: fixed-size state on the stack, Zydis decoding into local structures.
 #include "ojx/hardware/access_lookahead.hpp"
 
+#include "x86_conditions.hpp"
 #include "zydis_decoding.hpp"
 
 #include <Zydis/Zydis.h>
@@ -14,15 +15,12 @@ namespace ojx::hardware {
 
 namespace {
 
-// Zydis numbers its flag masks by RFLAGS bit, so they apply to rflags as they are.
-static_assert(ZYDIS_CPUFLAG_CF == 1u << 0 && ZYDIS_CPUFLAG_PF == 1u << 2 && ZYDIS_CPUFLAG_ZF == 1u << 6 &&
-              ZYDIS_CPUFLAG_SF == 1u << 7 && ZYDIS_CPUFLAG_OF == 1u << 11);
-constexpr std::uint64_t carry = ZYDIS_CPUFLAG_CF;
-constexpr std::uint64_t parity = ZYDIS_CPUFLAG_PF;
-constexpr std::uint64_t zero = ZYDIS_CPUFLAG_ZF;
-constexpr std::uint64_t sign = ZYDIS_CPUFLAG_SF;
-constexpr std::uint64_t overflow = ZYDIS_CPUFLAG_OF;
-constexpr std::uint64_t status_flags = carry | parity | zero | sign | overflow; // what conditional jumps test
+using zydis::carry;
+using zydis::overflow;
+using zydis::parity;
+using zydis::sign;
+using zydis::status_flags;
+using zydis::zero;
 
 constexpr std::uint64_t low_bits(unsigned bits) noexcept {
     return bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
@@ -160,46 +158,11 @@ void set_flags(followed_thread& thread, std::uint64_t defined, std::uint64_t val
     thread.known_flags |= defined;
 }
 
-// x86's sixteen conditions, in encoding order (the low nibble of the jcc, setcc and cmovcc opcodes): each odd one
-// is the negation of the even one before it.
-constexpr std::array<ZydisMnemonic, 16> jumps = {
-    ZYDIS_MNEMONIC_JO, ZYDIS_MNEMONIC_JNO, ZYDIS_MNEMONIC_JB,  ZYDIS_MNEMONIC_JNB,  ZYDIS_MNEMONIC_JZ, ZYDIS_MNEMONIC_JNZ,
-    ZYDIS_MNEMONIC_JBE, ZYDIS_MNEMONIC_JNBE, ZYDIS_MNEMONIC_JS, ZYDIS_MNEMONIC_JNS, ZYDIS_MNEMONIC_JP, ZYDIS_MNEMONIC_JNP,
-    ZYDIS_MNEMONIC_JL, ZYDIS_MNEMONIC_JNL, ZYDIS_MNEMONIC_JLE, ZYDIS_MNEMONIC_JNLE};
-constexpr std::array<ZydisMnemonic, 16> sets = {
-    ZYDIS_MNEMONIC_SETO,  ZYDIS_MNEMONIC_SETNO,  ZYDIS_MNEMONIC_SETB, ZYDIS_MNEMONIC_SETNB, ZYDIS_MNEMONIC_SETZ,
-    ZYDIS_MNEMONIC_SETNZ, ZYDIS_MNEMONIC_SETBE,  ZYDIS_MNEMONIC_SETNBE, ZYDIS_MNEMONIC_SETS, ZYDIS_MNEMONIC_SETNS,
-    ZYDIS_MNEMONIC_SETP,  ZYDIS_MNEMONIC_SETNP,  ZYDIS_MNEMONIC_SETL, ZYDIS_MNEMONIC_SETNL, ZYDIS_MNEMONIC_SETLE,
-    ZYDIS_MNEMONIC_SETNLE};
-constexpr std::array<ZydisMnemonic, 16> conditional_moves = {
-    ZYDIS_MNEMONIC_CMOVO,  ZYDIS_MNEMONIC_CMOVNO,  ZYDIS_MNEMONIC_CMOVB, ZYDIS_MNEMONIC_CMOVNB, ZYDIS_MNEMONIC_CMOVZ,
-    ZYDIS_MNEMONIC_CMOVNZ, ZYDIS_MNEMONIC_CMOVBE,  ZYDIS_MNEMONIC_CMOVNBE, ZYDIS_MNEMONIC_CMOVS, ZYDIS_MNEMONIC_CMOVNS,
-    ZYDIS_MNEMONIC_CMOVP,  ZYDIS_MNEMONIC_CMOVNP,  ZYDIS_MNEMONIC_CMOVL, ZYDIS_MNEMONIC_CMOVNL, ZYDIS_MNEMONIC_CMOVLE,
-    ZYDIS_MNEMONIC_CMOVNLE};
-
-// Which of the sixteen conditions `mnemonic` of `family` tests; false if it is not in the family.
-bool condition_of(ZydisMnemonic mnemonic, const std::array<ZydisMnemonic, 16>& family, unsigned& condition) noexcept {
-    for (unsigned i = 0; i < family.size(); ++i) {
-        if (family[i] == mnemonic) {
-            condition = i;
-            return true;
-        }
-    }
-    return false;
-}
-
 // Whether condition `condition` holds; false when a flag it tests is unknown.
 bool condition_holds(unsigned condition, const followed_thread& thread, bool& holds) noexcept {
-    static constexpr std::array<std::uint64_t, 8> tested = {overflow,        carry, zero,          carry | zero,
-                                                            sign,            parity, sign | overflow, zero | sign | overflow};
-    if ((thread.known_flags & tested[condition / 2]) != tested[condition / 2]) return false;
-    const std::uint64_t flags = thread.regs.rflags;
-    const bool cf = (flags & carry) != 0;
-    const bool zf = (flags & zero) != 0;
-    const bool sf = (flags & sign) != 0;
-    const bool of = (flags & overflow) != 0;
-    const std::array<bool, 8> even = {of, cf, zf, cf || zf, sf, (flags & parity) != 0, sf != of, zf || sf != of};
-    holds = even[condition / 2] != ((condition & 1) != 0);
+    const std::uint64_t tested = zydis::tested_flags(condition);
+    if ((thread.known_flags & tested) != tested) return false;
+    holds = zydis::condition_holds(condition, thread.regs.rflags);
     return true;
 }
 
@@ -398,10 +361,10 @@ bool compute(const ZydisDecodedInstruction& instruction, const ZydisDecodedOpera
     default: {
         unsigned condition = 0;
         bool holds = false;
-        if (condition_of(instruction.mnemonic, sets, condition)) {
+        if (zydis::condition_of(instruction.mnemonic, zydis::sets, condition)) {
             if (visible != 1 || !condition_holds(condition, thread, holds)) return false;
             result = holds ? 1 : 0;
-        } else if (condition_of(instruction.mnemonic, conditional_moves, condition)) {
+        } else if (zydis::condition_of(instruction.mnemonic, zydis::conditional_moves, condition)) {
             // A 32-bit cmov clears the upper half even when it does not move.
             if (visible != 2 || !condition_holds(condition, thread, holds) || !known_destination) return false;
             if (holds && !operand_value(operands[1], thread, bits, result)) return false;
@@ -470,7 +433,8 @@ bool follow_jump(const ZydisDecodedInstruction& instruction, const ZydisDecodedO
     }
     unsigned condition = 0;
     bool taken = false;
-    if (!condition_of(instruction.mnemonic, jumps, condition) || !condition_holds(condition, thread, taken)) {
+    if (!zydis::condition_of(instruction.mnemonic, zydis::jumps, condition) ||
+        !condition_holds(condition, thread, taken)) {
         return false; // jrcxz, loop: they test rcx; or a flag is unknown
     }
     thread.regs.rip = taken ? target : next;

@@ -93,27 +93,6 @@ bool address_register_value(const register_file& regs, ZydisRegister reg, std::u
     return true;
 }
 
-bool effective_address(const ZydisDecodedInstruction& instruction, const ZydisDecodedOperand& operand,
-                       register_file& regs, std::uint64_t& address) noexcept {
-    const std::uint64_t next_rip = regs.rip + instruction.length;
-    std::uint64_t base = 0;
-    std::uint64_t index = 0;
-    if (!address_register_value(regs, operand.mem.base, next_rip, base) ||
-        !address_register_value(regs, operand.mem.index, next_rip, index)) {
-        return false;
-    }
-    // Zydis 4.0 describes xlat's operand as [rbx] alone; the CPU reads [rbx + al].
-    if (instruction.mnemonic == ZYDIS_MNEMONIC_XLAT && operand.mem.index == ZYDIS_REGISTER_NONE) {
-        address_register_value(regs, ZYDIS_REGISTER_AL, next_rip, index);
-    }
-    const std::uint64_t scale = operand.mem.scale == 0 ? 1 : operand.mem.scale;
-    const auto displacement = static_cast<std::uint64_t>(operand.mem.disp.value); // two's complement wrap
-    // The address-size prefix truncates the offset; the segment base is added to the truncated offset.
-    const std::uint64_t offset = (base + index * scale + displacement) & low_bits(instruction.address_width);
-    address = segment_base(regs, operand.mem.segment) + offset;
-    return true;
-}
-
 // --- Which operand is the access ------------------------------------------------------------------------------
 
 enum class operand_role { none, data_access, vector_addressed };
@@ -145,6 +124,27 @@ bool reads(const ZydisDecodedOperand& operand) noexcept {
 } // namespace
 
 namespace zydis {
+
+bool effective_address(const ZydisDecodedInstruction& instruction, const ZydisDecodedOperand& operand,
+                       register_file& regs, std::uint64_t& address) noexcept {
+    const std::uint64_t next_rip = regs.rip + instruction.length;
+    std::uint64_t base = 0;
+    std::uint64_t index = 0;
+    if (!address_register_value(regs, operand.mem.base, next_rip, base) ||
+        !address_register_value(regs, operand.mem.index, next_rip, index)) {
+        return false;
+    }
+    // Zydis 4.0 describes xlat's operand as [rbx] alone; the CPU reads [rbx + al].
+    if (instruction.mnemonic == ZYDIS_MNEMONIC_XLAT && operand.mem.index == ZYDIS_REGISTER_NONE) {
+        address_register_value(regs, ZYDIS_REGISTER_AL, next_rip, index);
+    }
+    const std::uint64_t scale = operand.mem.scale == 0 ? 1 : operand.mem.scale;
+    const auto displacement = static_cast<std::uint64_t>(operand.mem.disp.value); // two's complement wrap
+    // The address-size prefix truncates the offset; the segment base is added to the truncated offset.
+    const std::uint64_t offset = (base + index * scale + displacement) & low_bits(instruction.address_width);
+    address = segment_base(regs, operand.mem.segment) + offset;
+    return true;
+}
 
 const ZydisDecoder* ready_decoder() noexcept {
     return decoder_state.load(std::memory_order_acquire) == ready ? &long_mode_decoder : nullptr;
@@ -269,7 +269,7 @@ decoded_instruction decode_access(const std::uint8_t* code, std::size_t availabl
         }
         return result;
     }
-    if (!effective_address(instruction, *access, regs, result.effective_address)) {
+    if (!zydis::effective_address(instruction, *access, regs, result.effective_address)) {
         result.status = decode_status::undecodable;
         return result;
     }
