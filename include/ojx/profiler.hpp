@@ -191,6 +191,17 @@ template <class P>
 concept profiler_policies = watchpoint_arming<typename P::watchpoints> && memory_reader<typename P::memory> &&
                             replacement_policy<typename P::replacement> && pairing_policy<typename P::pairing>;
 
+// The one way to bundle them: a backend names its watchpoints and memory (each backend an alias of this), the
+// replacement and pairing policies default to OJXPerf's reservoirs and may be chosen per run.
+template <class Watchpoints, class Memory, replacement_policy Replacement = reservoir_replacement,
+          pairing_policy Pairing = reservoir_pairing>
+struct policy_bundle {
+    using watchpoints = Watchpoints;
+    using memory = Memory;
+    using replacement = Replacement;
+    using pairing = Pairing;
+};
+
 // What digest_at_death and digest_tracked_objects tell by default: nobody.
 struct ignore_digest {
     void operator()(const whole_object_digest&) const noexcept {}

@@ -18,12 +18,7 @@
 namespace ojx::emulation {
 
 template <replacement_policy Replacement = reservoir_replacement, pairing_policy Pairing = reservoir_pairing>
-struct policies {
-    using watchpoints = emulated_watchpoints;
-    using memory = synthetic_heap;
-    using replacement = Replacement;
-    using pairing = Pairing;
-};
+using policies = policy_bundle<emulated_watchpoints, synthetic_heap, Replacement, Pairing>;
 
 struct session_config {
     profiler_config profiler{};

@@ -94,12 +94,7 @@ using recording_watchpoints = ojx::recording_watchpoints<emulated_watchpoints>;
 using recording_memory = ojx::recording_memory<const synthetic_heap>;
 
 template <replacement_policy Replacement = reservoir_replacement, pairing_policy Pairing = reservoir_pairing>
-struct recording_policies {
-    using watchpoints = recording_watchpoints;
-    using memory = recording_memory;
-    using replacement = Replacement;
-    using pairing = Pairing;
-};
+using recording_policies = policy_bundle<recording_watchpoints, recording_memory, Replacement, Pairing>;
 
 // The symbols a trace's events need, each written once before the first event that uses it: the calling context
 // tree's nodes (each after its parent, its frame's name the first time the frame appears) and the allocations'

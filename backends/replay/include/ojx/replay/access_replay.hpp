@@ -33,12 +33,7 @@
 namespace ojx::replay {
 
 template <replacement_policy Replacement = reservoir_replacement, pairing_policy Pairing = reservoir_pairing>
-struct access_replay_policies {
-    using watchpoints = emulation::emulated_watchpoints;
-    using memory = rebuilt_memory;
-    using replacement = Replacement;
-    using pairing = Pairing;
-};
+using access_replay_policies = policy_bundle<emulation::emulated_watchpoints, rebuilt_memory, Replacement, Pairing>;
 
 // Everything a replay of every access is configured with.
 struct access_replay_config {

@@ -39,12 +39,7 @@
 namespace ojx::replay {
 
 template <replacement_policy Replacement = reservoir_replacement, pairing_policy Pairing = reservoir_pairing>
-struct policies {
-    using watchpoints = replay_watchpoints;
-    using memory = replay_memory;
-    using replacement = Replacement;
-    using pairing = Pairing;
-};
+using policies = policy_bundle<replay_watchpoints, replay_memory, Replacement, Pairing>;
 
 // The run a trace describes, read in a first pass over the whole trace: so that a damaged trace is refused before
 // any analysis, and the profiler can be built with the recorded settings before the first event.
