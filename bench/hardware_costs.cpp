@@ -28,9 +28,10 @@ std::atomic<std::uint64_t> delivered_samples{0};
 std::atomic<std::uint64_t> delivered_traps{0};
 std::uint64_t sink = 0;
 
-void on_sample(void*, const access_sample& sample, const ucontext_t&, const ojx::hardware::handler_reads&) noexcept {
+bool on_sample(void*, const access_sample& sample, const ucontext_t&, const ojx::hardware::handler_reads&) noexcept {
     delivered_samples.fetch_add(1, std::memory_order_relaxed);
     sink += sample.value;
+    return false; // no value followed
 }
 void on_trap(void*, const watchpoint_trap& trap, const ucontext_t&, const ojx::hardware::handler_reads&) noexcept {
     delivered_traps.fetch_add(1, std::memory_order_relaxed);

@@ -780,8 +780,10 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
     if (final) objects_->sweep(digest_budget(settings_.agent, exit_digest_bytes));
     replica_report report;
     tree_snapshot tree;
-    const auto take = [&](profiling_session::profiler_type& profiler) {
+    std::optional<followed_copies> followed;
+    const auto take = [&](profiling_session::profiler_type& profiler, const followed_copy_graph& copies) {
         report = profiler.report();
+        followed = followed_copies_of(copies);
         const auto& contexts = profiler.contexts();
         tree.parents.resize(contexts.size());
         tree.frames.resize(contexts.size());
@@ -791,9 +793,9 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
         }
     };
     if (final) {
-        session_.with_final_profiler(take);
+        session_.with_final_analyses(take);
     } else {
-        session_.with_profiler(take);
+        session_.with_analyses(take);
         session_.flush_recording();
     }
     // Names through JVMTI, without the profiler's lock.
@@ -855,7 +857,10 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
                                     sampling_->smallest_interval(), sampling_->largest_interval(),
                                     sampling_->windows()));
     }
-    const bool written = write_agent_profile(agent_profile{report, tree, naming, facts}, path, session_,
+    if (followed)
+        facts.agent_counters.insert(facts.agent_counters.end(), followed->counters.begin(), followed->counters.end());
+    const auto copied = copy_section(followed, report, tree, naming, session_.backend().options());
+    const bool written = write_agent_profile(agent_profile{report, tree, naming, facts, copied ? &*copied : nullptr}, path, session_,
                                              {settings_.agent.quiet, why, lines});
     if (final) {
         if (const auto recorded = session_.finish_recording(naming, static_cast<type_id>(types.size()), facts.agent_counters))

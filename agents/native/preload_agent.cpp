@@ -481,12 +481,16 @@ void write_profile() {
     };
     run_facts facts = a.session.facts();
     add_session_counters(a.session, facts);
-    a.session.with_final_profiler([&](profiling_session::profiler_type& profiler) {
+    a.session.with_final_analyses([&](profiling_session::profiler_type& profiler, const followed_copy_graph& copies) {
         profiler.note_tracking_stayed_exact(a.rate_target && a.rate_target->largest_interval() == 0);
         const replica_report report = profiler.report();
         const std::vector<std::string> lines = summary_lines(a, report.stats, survivors.digested);
-        write_agent_profile(agent_profile{report, profiler.contexts(), naming, facts}, a.files.profile, a.session,
-                            {a.settings.quiet, "at exit", lines});
+        const std::optional<followed_copies> followed = followed_copies_of(copies);
+        if (followed) facts.agent_counters.insert(facts.agent_counters.end(), followed->counters.begin(),
+                                                  followed->counters.end());
+        const auto copied = copy_section(followed, report, profiler.contexts(), naming, a.session.backend().options());
+        write_agent_profile(agent_profile{report, profiler.contexts(), naming, facts, copied ? &*copied : nullptr}, a.files.profile,
+                            a.session, {a.settings.quiet, "at exit", lines});
     });
     if (const auto recorded = a.session.finish_recording(naming, std::size(allocator_names), facts.agent_counters))
         report_recording(*recorded, a.settings.quiet);

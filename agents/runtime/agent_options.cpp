@@ -32,6 +32,10 @@ std::vector<option_spec> common_agent_options() {
          "the sample that chose the pair (sample), or auto: watchpoint where debug registers work, else sample",
          hardware::comparison_kind_names()},
         {"window", option_kind::size, "64", "bytes compared around a probed word; 0: the word only"},
+        {"copies", option_kind::count, "0",
+         "copy profiling: follow each sampled load from a tracked object for up to this many instructions, "
+         "single-stepping, to find where its value is copied (the profile's copies section); 0: off. Needs a "
+         "decode sampler (not precise); alone it turns sampling on"},
         {"companion", option_kind::choice, "auto",
          "also probe each newly remembered object at a second place, read at once, so that pairs are compared at "
          "two places (what the estimate of partial replicas needs): on, off, or auto: on where pairs are compared at "
@@ -61,9 +65,10 @@ std::optional<std::string> to_agent_settings(const option_values& values, agent_
     if (settings.record_pattern == settings.file_pattern)
         return "record=" + settings.record_pattern + " names the profile's file too (file=); give the trace another name";
     hardware::backend_options& backend = settings.session.backend;
-    // rate= alone asks for samples: where an agent's table defaults the sampler to none (the JVM agent's), it
-    // turns on auto.
-    backend.sampler = values.given("rate") && !values.given("sampler")
+    // rate= or copies= alone asks for samples: where an agent's table defaults the sampler to none (the JVM
+    // agent's), it turns on auto.
+    const bool asks_for_samples = values.given("rate") || (values.given("copies") && values.count("copies") > 0);
+    backend.sampler = asks_for_samples && !values.given("sampler")
                           ? hardware::sampler_kind::automatic
                           : *hardware::parse_sampler_kind(values.choice("sampler"));
     if (values.rate("rate") == 0) return std::string("rate=0: the sampling rate must be at least 1 per second");
@@ -74,6 +79,11 @@ std::optional<std::string> to_agent_settings(const option_values& values, agent_
     backend.watchpoint_slots =
         backend.sampler == hardware::sampler_kind::none ? 0 : static_cast<std::size_t>(values.count("slots"));
     backend.compare = *hardware::parse_comparison_kind(values.choice("compare"));
+    if (values.count("copies") > max_follow_bound)
+        return fmt::format("copies={}: at most {} instructions are followed", values.count("copies"), max_follow_bound);
+    if (values.count("copies") > 0 && backend.sampler == hardware::sampler_kind::none)
+        return std::string("copies= follows sampled loads, and sampler=none samples none");
+    backend.follow_bound = static_cast<std::uint32_t>(values.count("copies"));
     backend.seed = values.count("seed");
     backend.guarded_reads = values.choice("reads") == "auto";
     profiler_config& profiler = settings.session.profiler;

@@ -28,6 +28,19 @@ void add_session_counters(const hardware::profiling_session& session, run_facts&
                                  {"single_steps", c.steps.load()},
                                  {"single_steps_refused_at_system_calls", c.steps_refused.load()},
                                  {"sampling_interrupts", c.triggers.load()}});
+    if (session.backend().options().follow_bound > 0)
+        facts.agent_counters.insert(facts.agent_counters.end(), {{"values_followed", c.values_followed.load()},
+                                                                 {"follow_single_steps", c.follow_steps.load()}});
+}
+
+std::optional<followed_copies> followed_copies_of(const followed_copy_graph& copies) {
+    if (!copies.prepared()) return std::nullopt;
+    return followed_copies{copies.graph(), copies.stats(),
+                           {{"copy_edges_dropped_table_full", copies.edges_dropped()},
+                            {"followed_loads_freed_before_delivery", copies.origins_gone()},
+                            {"followed_loads_missed", copies.loads_missed()},
+                            {"followings_stopped_early", copies.followings_stopped()},
+                            {"followings_with_uses_lost", copies.followings_with_uses_lost()}}};
 }
 
 void print_summary(std::string_view report_text, const hardware::profiling_session& session, const std::string& path,

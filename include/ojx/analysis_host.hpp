@@ -44,6 +44,25 @@ public:
         });
     }
 
+    // Some sink takes followed values: the backend should follow sampled loads for it.
+    static constexpr bool follows_values = (takes_followed_values<Sinks> || ...);
+
+    // A sampled load's value the backend followed: its object and each stored-to object found once, for every sink
+    // that takes it. Signal-safe.
+    void on_followed_value(const followed_value& value) noexcept {
+        if constexpr (follows_values) {
+            resolved_follow resolved{value, resolve(value.load), {}};
+            for (std::size_t i = 0; i < value.use_count; ++i) {
+                if (value.uses[i].kind != value_use::copied) continue;
+                const resolved_sample to = resolve(access_sample{.effective_address = value.uses[i].to});
+                if (to.found()) resolved.destinations[i] = to.object;
+            }
+            each([&]<class S>(S& sink) {
+                if constexpr (takes_followed_values<S>) sink.on_followed_value(resolved);
+            });
+        }
+    }
+
     std::optional<object_info> on_allocation(address begin, std::uint64_t size, context_id context, type_id type,
                                              const allocation_shape& shape = {}) {
         return on_allocation(allocation_event{0, begin, size, context, type, shape});

@@ -5,7 +5,10 @@
 //
 //   on_sample(const resolved_sample&)    a sample, with the tracked object found at its address (found once, by
 //                                        the host, for every sink) or why none was;
-//   on_trap(const watchpoint_trap&)      a watched word was touched (or compared at the sample);
+//   on_trap(const watchpoint_trap&)      a watched word was touched;
+//   on_followed_value(const resolved_follow&)
+//                                        a sampled load's value the backend followed forward (followed_value.hpp),
+//                                        with the objects it was loaded from and stored into, found by the host;
 //   on_allocation(const allocation_event&, const std::optional<object_info>&)
 //                                        an object was allocated; the info is the host's record when it tracks it;
 //   on_free(const free_event&), on_move(const move_event&)
@@ -13,16 +16,18 @@
 //                                        the heap changed: the host's object map already says so;
 //   report() const                       the sink's final word, whatever type it chooses.
 //
-// Sample and trap handlers run in signal handlers on the hardware backend, under the host's lock: they allocate
+// Sample, trap and followed-value handlers run in signal handlers on the hardware backend, under the host's lock: they allocate
 // nothing, take no lock and read memory only through the host's reader. The others run outside handlers, under
 // the same lock, one at a time.
 #pragma once
 
+#include "ojx/followed_value.hpp"
 #include "ojx/interval_map.hpp"
 #include "ojx/sampler.hpp"
 #include "ojx/trace_format.hpp"
 #include "ojx/types.hpp"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -57,10 +62,20 @@ struct relocated_object {
     object_info info{};
 };
 
+// A followed value with what the host found at its addresses: the object it was loaded from, and for each use that
+// copied it, the tracked object stored into (none: memory no tracked object holds).
+struct resolved_follow {
+    followed_value value{};
+    resolved_sample origin{};
+    std::array<std::optional<tracked_object>, followed_value::max_uses> destinations{};
+};
+
 template <class S>
 concept takes_samples = requires(S& sink, const resolved_sample& sample) { sink.on_sample(sample); };
 template <class S>
 concept takes_traps = requires(S& sink, const watchpoint_trap& trap) { sink.on_trap(trap); };
+template <class S>
+concept takes_followed_values = requires(S& sink, const resolved_follow& follow) { sink.on_followed_value(follow); };
 template <class S>
 concept takes_allocations = requires(S& sink, const allocation_event& allocation,
                                      const std::optional<object_info>& tracked) { sink.on_allocation(allocation, tracked); };
@@ -77,7 +92,7 @@ concept takes_collections = requires(S& sink, std::span<const relocated_object> 
 
 // An analysis: something that declares at least one event.
 template <class S>
-concept analysis_sink = takes_samples<S> || takes_traps<S> || takes_allocations<S> || takes_frees<S> ||
+concept analysis_sink = takes_samples<S> || takes_traps<S> || takes_followed_values<S> || takes_allocations<S> || takes_frees<S> ||
                         takes_moves<S> || takes_gc_starts<S> || takes_collections<S>;
 
 } // namespace ojx

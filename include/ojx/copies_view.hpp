@@ -24,7 +24,8 @@ inline constexpr std::size_t copies_view_edges = 10;  // edges listed, heaviest 
 inline constexpr std::size_t copies_view_chains = 5;  // chains listed, heaviest first
 
 // A node without its allocation context: "Record+8", "long[] elements" (every element), "new Record" (fresh
-// references), "static 0x…", "(computed on)".
+// references), "static 0x…" ("untracked memory" for address 0, where a backend that knows no statics puts every
+// location outside its tracked objects: followed_copy_graph.hpp), "(computed on)".
 inline std::string copy_location_name(const copy_profile& copies, const copy_node& node) {
     switch (node.kind) {
     case copy_node_kind::field:
@@ -32,6 +33,7 @@ inline std::string copy_location_name(const copy_profile& copies, const copy_nod
                (node.offset == copy_node::elements ? std::string(" elements") : "+" + std::to_string(node.offset));
     case copy_node_kind::allocation: return "new " + copies.sites.at(node.site).type;
     case copy_node_kind::static_location: {
+        if (node.offset == 0) return "untracked memory";
         char text[32];
         std::snprintf(text, sizeof text, "static 0x%llx", static_cast<unsigned long long>(node.offset));
         return text;

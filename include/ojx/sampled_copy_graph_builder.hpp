@@ -24,10 +24,9 @@
 #include "ojx/sampler.hpp"
 #include "ojx/types.hpp"
 #include "ojx/value_flow.hpp"
+#include "ojx/value_follower.hpp"
 
-#include <bitset>
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <span>
 #include <vector>
@@ -78,43 +77,31 @@ public:
     void on_free(address where) { locations_.on_free(where); }
     void on_move(address from, address to) { locations_.on_move(from, to); }
 
-    void on_new_reference(value_register r, context_id) { step([&](follower& f) { f.holds.reset(r); }); }
-    void on_constant(value_register r) { step([&](follower& f) { f.holds.reset(r); }); }
+    void on_new_reference(value_register r, context_id) { step([&](follower& f) { f.value.overwrite(r); }); }
+    void on_constant(value_register r) { step([&](follower& f) { f.value.overwrite(r); }); }
 
     void on_load(value_register r, address where, std::uint8_t width) {
         std::optional<copy_node> origin;
         for (const pending_load& p : pending_)
             if (p.where == where && p.width == width) origin = locations_.at(where);
         take_pending(origin ? 1 : 0);
-        step([&](follower& f) { f.holds.reset(r); });
+        step([&](follower& f) { f.value.overwrite(r); });
         if (origin) {
             ++stats_.loads_followed;
-            follower f{*origin, width};
-            f.holds.set(r);
-            followers_.push_back(f);
+            followers_.push_back(follower{*origin, value_follower(r, width)});
         }
     }
 
     void on_register_move(value_register destination, value_register source) {
-        step([&](follower& f) { f.holds[destination] = f.holds[source]; });
+        step([&](follower& f) { f.value.move(destination, source); });
     }
 
     void on_store(value_register r, address where, std::uint8_t width) {
-        step([&](follower& f) {
-            if (f.holds[r]) add(f, {f.origin, locations_.at(where), width});
-        });
+        step([&](follower& f) { f.value.store(r, where, width, use_of{*this, f}); });
     }
 
     void on_compute(std::span<const value_register> sources, std::optional<value_register> result) {
-        step([&](follower& f) {
-            std::bitset<register_count> used;
-            for (const value_register r : sources) {
-                if (!f.holds[r] || used[r]) continue;
-                used.set(r);
-                add(f, {f.origin, copy_node::consumer(), f.width});
-            }
-            if (result) f.holds.reset(*result);
-        });
+        step([&](follower& f) { f.value.compute(sources, result, use_of{*this, f}); });
     }
 
     void on_string_move(address destination, address source, std::uint64_t bytes, std::uint8_t element_width) {
@@ -137,18 +124,15 @@ public:
     const sampled_copy_stats& stats() const noexcept { return stats_; }
 
 private:
-    static constexpr std::size_t register_count = std::size_t{std::numeric_limits<value_register>::max()} + 1;
-
     struct pending_load {
         address where = 0;
         std::uint8_t width = 0;
     };
     struct follower {
         copy_node origin;
-        std::uint8_t width = 0; // of the load
+        value_follower value;
         std::uint32_t steps = 0;
         bool edge_seen = false;
-        std::bitset<register_count> holds;
     };
 
     void take_pending(std::uint64_t matched) {
@@ -161,6 +145,15 @@ private:
         ++stats_.edges;
         graph_.add(edge, options_.period);
     }
+    // The edge of each use `f`'s value makes: a copy into the stored-to location, a use by the consumer.
+    struct use_of {
+        sampled_copy_graph_builder& builder;
+        follower& f;
+        void operator()(value_use use, address where, std::uint8_t width) const {
+            builder.add(f, {f.origin, use == value_use::copied ? builder.locations_.at(where) : copy_node::consumer(),
+                            width});
+        }
+    };
 
     // One value flow event for every value being followed: `apply` it, then end the followings it ends.
     template <class Apply>
@@ -169,7 +162,7 @@ private:
         std::erase_if(followers_, [&](follower& f) {
             ++stats_.steps;
             apply(f);
-            if (f.holds.none()) {
+            if (!f.value.holding()) {
                 ++stats_.ended;
                 return true;
             }

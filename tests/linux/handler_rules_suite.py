@@ -108,7 +108,8 @@ class suite:
     def native(self, agent, program):
         print("--- native agent")
         profile = os.path.join(self.workdir, "native.json")
-        env = self.env(f"{self.rules}:{agent}", OJX_OPTIONS=f"file={profile},rate=1000,seed=3")
+        # copies=8: following sampled loads single-steps inside the handlers too.
+        env = self.env(f"{self.rules}:{agent}", OJX_OPTIONS=f"file={profile},rate=1000,seed=3,copies=8")
         result = subprocess.run([program, "--seconds", "3", "--threads", "2"], env=env, capture_output=True,
                                 text=True, timeout=300)
         self.check("no handler allocated or locked", self.violation(result.stderr) is None,
@@ -119,6 +120,8 @@ class suite:
         print(f"  ({runs} handler runs watched; profile: {run.get('samples', 0)} samples, {run.get('traps', 0)} traps)")
         self.check("the handlers ran under the check", runs >= 100, str(runs))
         self.check("the profile has samples", run.get("samples", 0) > 0, str(run)[:500])
+        self.check("values were followed", run.get("agent", {}).get("values_followed", 0) > 0,
+                   str(run.get("agent"))[:500])
 
     def jvm(self, agent):
         java, javac = shutil.which("java"), shutil.which("javac")
@@ -131,7 +134,7 @@ class suite:
                        timeout=300)
         print("--- JVM agent, from the start")
         profile = os.path.join(self.workdir, "jvm.json")
-        result = subprocess.run([java, f"-agentpath:{agent}=start,rate=1000,file={profile}", "-cp", self.workdir,
+        result = subprocess.run([java, f"-agentpath:{agent}=start,rate=1000,copies=8,file={profile}", "-cp", self.workdir,
                                  "Handlers", "3000"], env=self.env(self.rules), capture_output=True, text=True,
                                 timeout=300)
         self.check("no handler allocated or locked", self.violation(result.stderr) is None,

@@ -23,11 +23,12 @@ struct recorder {
     std::atomic<std::size_t> sample_count{0};
     std::atomic<std::size_t> trap_count{0};
 
-    static void on_sample(void* self, const access_sample& sample, const ucontext_t&,
+    static bool on_sample(void* self, const access_sample& sample, const ucontext_t&,
                           const ojx::hardware::handler_reads&) noexcept {
         auto& r = *static_cast<recorder*>(self);
         const std::size_t at = r.sample_count.fetch_add(1, std::memory_order_relaxed);
         if (at < capacity) r.samples[at] = sample;
+        return false;
     }
     static void on_trap(void* self, const watchpoint_trap& trap, const ucontext_t&,
                         const ojx::hardware::handler_reads&) noexcept {

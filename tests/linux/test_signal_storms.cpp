@@ -39,12 +39,13 @@ struct rereading_target {
     std::atomic<std::uint64_t> samples{0};
     std::atomic<std::uint64_t> unread{0};
 
-    static void on_sample(void* self, const access_sample& sample, const ucontext_t&,
+    static bool on_sample(void* self, const access_sample& sample, const ucontext_t&,
                           const handler_reads& reads) noexcept {
         auto& target = *static_cast<rereading_target*>(self);
         std::uint64_t value = 0;
         if (!read_memory(sample.effective_address, &value, sample.width, reads)) target.unread.fetch_add(1);
         target.samples.fetch_add(1, std::memory_order_relaxed);
+        return false;
     }
     static void on_trap(void* self, const watchpoint_trap& trap, const ucontext_t&,
                         const handler_reads& reads) noexcept {

@@ -11,6 +11,7 @@
 #include "ojx/hardware/signals.hpp"
 #include "ojx/hardware/thread_table.hpp"
 #include "ojx/random.hpp"
+#include "value_following.hpp"
 
 #include <signal.h>
 #include <time.h>
@@ -57,6 +58,7 @@ struct thread_state {
     std::uint64_t triggers = 0;       // sampling interrupts this thread took (note_coverage)
     std::uint32_t steps_to_skip = 0;
     std::uint32_t steps_taken = 0;
+    value_following following; // a sampled load's value being followed (value_following.cpp)
     fast_random rng{};
     // With a sampler running: the generation each of this thread's debug registers reflects
     // (debug_register_watches.cpp). Touched only by this thread.
@@ -84,6 +86,10 @@ inline handler_reads reads_for(const ucontext_t& context, const thread_state& st
 // Signal-safe: up to `size` code bytes at `pc`, as code_reader_for reads them.
 code_reader code_reader_for(const handler_reads& reads) noexcept;
 
+// decode_stepper.cpp. Signal-safe: whether the trap flag may stay set over the instruction whose first `available`
+// bytes are `code`, interrupted in `context`.
+bool may_step_over(const ucontext_t& context, const std::uint8_t* code, std::size_t available) noexcept;
+
 // Signal-safe: uniform in [0.5, 1.5] × mean: a fixed period can lock onto a loop and sample one instruction
 // forever.
 inline std::uint64_t random_period(thread_state& state, double mean) noexcept {
@@ -101,8 +107,16 @@ struct hardware_backend::internals {
     static watch_source& watches(hardware_backend& backend) noexcept { return *backend.watches_; }
 
     // signal_dispatch.cpp. Signal-safe: reads the value of a decoded access and hands the sample over.
-    static bool deliver_sample(hardware_backend& backend, const decoded_instruction& decoded, std::uint64_t pc,
-                               pid_t tid, const ucontext_t& context, const handler_reads& reads) noexcept;
+    enum class delivered : std::uint8_t {
+        unreadable, // its value could not be read: no sample
+        sample,     // delivered
+        follow,     // delivered, and the delivery asks for the load's value to be followed
+    };
+    static delivered deliver_sample(hardware_backend& backend, const decoded_instruction& decoded, std::uint64_t pc,
+                                    pid_t tid, const ucontext_t& context, const handler_reads& reads) noexcept;
+    // signal_dispatch.cpp. Signal-safe: hands a followed value over.
+    static void deliver_followed(hardware_backend& backend, const followed_value& value, const ucontext_t& context,
+                                 const handler_reads& reads) noexcept;
     // signal_dispatch.cpp. Signal-safe: hands a watchpoint trap over.
     static void deliver_trap(hardware_backend& backend, const watchpoint_trap& trap, const ucontext_t& context,
                              const handler_reads& reads) noexcept;
@@ -117,8 +131,17 @@ struct hardware_backend::internals {
     // ahead finds it, else single-step towards it.
     static void start_stepping(hardware_backend& backend, thread_state& state, pid_t tid,
                                ucontext_t& context) noexcept;
-    // decode_stepper.cpp. Signal-safe: one single-step trap on a thread that is stepping towards its sample.
+    // decode_stepper.cpp. Signal-safe: one single-step trap on a thread that is stepping towards its sample (or
+    // following a value: follow_step).
     static void step(hardware_backend& backend, thread_state& state, pid_t tid, ucontext_t& context) noexcept;
+    // value_following.cpp. Signal-safe: the sample `load` was just delivered, asking for its value to be followed
+    // (its instruction has not run): starts stepping the thread for it, or ends at once.
+    static void begin_following(hardware_backend& backend, thread_state& state, const access_sample& load,
+                                ucontext_t& context) noexcept;
+    // value_following.cpp. Signal-safe: one single-step trap on a thread following a value.
+    static void follow_step(hardware_backend& backend, thread_state& state, ucontext_t& context) noexcept;
+    // value_following.cpp. Signal-safe: following ends without a record (the program displaced our handlers).
+    static void abandon_following(thread_state& state) noexcept;
 };
 
 } // namespace ojx::hardware

@@ -7,6 +7,8 @@
 
 #include "ojx/hardware/arch_x86_64.hpp"
 
+#include <optional>
+
 namespace ojx::hardware {
 
 namespace {
@@ -41,38 +43,49 @@ code_at_pc read_code_at_pc(const ucontext_t& context, const handler_reads& reads
     return code;
 }
 
+// What try_sample_ahead did.
+struct attempt {
+    bool done = false;                 // delivered, or given up: no more stepping for this sample
+    std::optional<access_sample> follow; // delivered, and its load's value is to be followed
+};
+
 // Signal-safe: the access that `skip` more steps and then stepping to the next access would reach, when it can
 // be found by decoding ahead (find_access_ahead; with skip 0 that includes the instruction at the pc): delivered
-// at once, and true. Unreadable code ends the attempt (true): it could not be stepped over safely. False:
+// at once, and done. Unreadable code ends the attempt (done): it could not be stepped over safely. Not done:
 // single-step.
-bool try_sample_ahead(hardware_backend& backend, pid_t tid, const ucontext_t& context, const code_at_pc& code,
-                      std::uint32_t skip, const handler_reads& reads) noexcept {
+attempt try_sample_ahead(hardware_backend& backend, pid_t tid, const ucontext_t& context, const code_at_pc& code,
+                         std::uint32_t skip, const handler_reads& reads) noexcept {
     backend_counters& counters = hardware_backend::internals::counters(backend);
     if (code.available == 0) {
         counters.unreadable.fetch_add(1, std::memory_order_relaxed);
-        return true;
+        return {true, std::nullopt};
     }
     const access_ahead ahead =
         find_access_ahead(code.bytes, code.available, from_ucontext(context), skip, code_reader_for(reads));
-    if (!ahead.found) return false;
+    if (!ahead.found) return {};
     counters.found_ahead.fetch_add(1, std::memory_order_relaxed);
-    hardware_backend::internals::deliver_sample(backend, ahead.access, ahead.pc, tid, context, reads);
-    return true;
-}
-
-// Signal-safe: whether the trap flag may stay set over the instruction at the context's pc. Never over a system
-// call: one that blocks SIGTRAP (sigprocmask; glibc's pthread_create blocks every signal around clone) or
-// creates a thread (the child inherits the flag, with signals blocked) takes its single-step trap with SIGTRAP
-// blocked, and the kernel then kills the process with it. Nor while the interrupted code has SIGTRAP blocked.
-bool may_step_over(const ucontext_t& context, const code_at_pc& code) noexcept {
-    if (sigismember(&context.uc_sigmask, SIGTRAP) == 1) return false;
-    if (code.available < 2) return false;
-    return !arch::is_system_call(code.bytes);
+    using delivered = hardware_backend::internals::delivered;
+    if (hardware_backend::internals::deliver_sample(backend, ahead.access, ahead.pc, tid, context, reads) !=
+        delivered::follow)
+        return {true, std::nullopt};
+    return {true, access_sample{.ip = ahead.pc, .effective_address = ahead.access.effective_address,
+                                .width = static_cast<std::uint8_t>(ahead.access.width > 8 ? 8 : ahead.access.width),
+                                .kind = access_kind::load, .thread = static_cast<std::uint32_t>(tid)}};
 }
 
 } // namespace
 
 code_reader code_reader_for(const handler_reads& reads) noexcept { return {read_code, &reads}; }
+
+// Never over a system call: one that blocks SIGTRAP (sigprocmask; glibc's pthread_create blocks every signal
+// around clone) or creates a thread (the child inherits the flag, with signals blocked) takes its single-step trap
+// with SIGTRAP blocked, and the kernel then kills the process with it. Nor while the interrupted code has SIGTRAP
+// blocked.
+bool may_step_over(const ucontext_t& context, const std::uint8_t* code, std::size_t available) noexcept {
+    if (sigismember(&context.uc_sigmask, SIGTRAP) == 1) return false;
+    if (available < 2) return false;
+    return !arch::is_system_call(code);
+}
 
 void hardware_backend::internals::start_stepping(hardware_backend& backend, thread_state& state, pid_t tid,
                                                  ucontext_t& context) noexcept {
@@ -84,8 +97,10 @@ void hardware_backend::internals::start_stepping(hardware_backend& backend, thre
     state.steps_taken = 0;
     const handler_reads reads = reads_for(context, state);
     const code_at_pc code = read_code_at_pc(context, reads);
-    if (try_sample_ahead(backend, tid, context, code, state.steps_to_skip, reads)) return;
-    if (!may_step_over(context, code)) { // our SIGTRAP handler was checked by on_event (check_ownership)
+    const attempt tried = try_sample_ahead(backend, tid, context, code, state.steps_to_skip, reads);
+    if (tried.follow) begin_following(backend, state, *tried.follow, context);
+    if (tried.done) return;
+    if (!may_step_over(context, code.bytes, code.available)) { // our SIGTRAP handler was checked by on_event
         backend.counters_.steps_refused.fetch_add(1, std::memory_order_relaxed);
         return;
     }
@@ -99,6 +114,11 @@ void hardware_backend::internals::step(hardware_backend& backend, thread_state& 
         // The program is taking SIGTRAP over (before_program_handler): end the step here.
         arch::clear_trap_flag(context);
         state.stepping = false;
+        abandon_following(state);
+        return;
+    }
+    if (state.following.active) {
+        follow_step(backend, state, context);
         return;
     }
     backend.counters_.steps.fetch_add(1, std::memory_order_relaxed);
@@ -106,21 +126,23 @@ void hardware_backend::internals::step(hardware_backend& backend, thread_state& 
     const handler_reads reads = reads_for(context, state);
     const code_at_pc code = read_code_at_pc(context, reads);
     if (state.steps_to_skip > 0) --state.steps_to_skip;
-    bool done = try_sample_ahead(backend, tid, context, code, state.steps_to_skip, reads);
+    const attempt tried = try_sample_ahead(backend, tid, context, code, state.steps_to_skip, reads);
+    bool done = tried.done;
     if (!done && state.steps_taken >= backend.options_.max_steps) {
         backend.counters_.gave_up.fetch_add(1, std::memory_order_relaxed);
         done = true;
     }
-    if (!done && !may_step_over(context, code)) {
+    if (!done && !may_step_over(context, code.bytes, code.available)) {
         backend.counters_.steps_refused.fetch_add(1, std::memory_order_relaxed);
         done = true;
     }
-    if (done) {
-        state.stepping = false;
-        arch::clear_trap_flag(context);
-    } else {
+    if (!done) {
         arch::set_trap_flag(context);
+        return;
     }
+    state.stepping = false;
+    arch::clear_trap_flag(context);
+    if (tried.follow) begin_following(backend, state, *tried.follow, context);
 }
 
 } // namespace ojx::hardware

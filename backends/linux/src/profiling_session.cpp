@@ -28,6 +28,6 @@ void profiler_lock::lock() noexcept {
 // also misses the TLB. Advice only: refused, the table works as before.
 void advise_huge_pages(void* memory, std::size_t bytes) { (void)::madvise(memory, bytes, MADV_HUGEPAGE); }
 
-template class basic_profiling_session<>;
+template class basic_profiling_session<followed_copy_graph>;
 
 } // namespace ojx::hardware

@@ -81,6 +81,7 @@ void silence(hardware_backend& backend, thread_state& state, ucontext_t& context
     hardware_backend::internals::watches(backend).silence(state);
     if (state.stepping) arch::clear_trap_flag(context);
     state.stepping = false;
+    hardware_backend::internals::abandon_following(state);
 }
 
 // Signal-safe: dispatches one of our events on this thread: the trigger (`slot` < 0) or a watch.
@@ -150,14 +151,15 @@ bool handle_step_signal(const siginfo_t& info, ucontext_t& context) noexcept {
 
 } // namespace
 
-bool hardware_backend::internals::deliver_sample(hardware_backend& backend, const decoded_instruction& decoded,
-                                                 std::uint64_t pc, pid_t tid, const ucontext_t& context,
-                                                 const handler_reads& reads) noexcept {
+hardware_backend::internals::delivered
+hardware_backend::internals::deliver_sample(hardware_backend& backend, const decoded_instruction& decoded,
+                                            std::uint64_t pc, pid_t tid, const ucontext_t& context,
+                                            const handler_reads& reads) noexcept {
     std::uint64_t value = 0;
     const std::uint8_t width = decoded.width > 8 ? 8 : static_cast<std::uint8_t>(decoded.width);
     if (width == 0 || !read_memory(decoded.effective_address, &value, width, reads)) {
         backend.counters_.unreadable.fetch_add(1, std::memory_order_relaxed);
-        return false;
+        return delivered::unreadable;
     }
     access_sample sample;
     sample.ip = pc;
@@ -167,8 +169,17 @@ bool hardware_backend::internals::deliver_sample(hardware_backend& backend, cons
     sample.kind = decoded.kind;
     sample.thread = static_cast<std::uint32_t>(tid);
     backend.counters_.samples.fetch_add(1, std::memory_order_relaxed);
-    backend.delivery_.on_sample(backend.delivery_.target, sample, context, reads);
-    return true;
+    const bool follow = backend.delivery_.on_sample(backend.delivery_.target, sample, context, reads);
+    return follow && backend.options_.follow_bound > 0 && sample.kind == access_kind::load &&
+                   backend.delivery_.on_followed != nullptr
+               ? delivered::follow
+               : delivered::sample;
+}
+
+void hardware_backend::internals::deliver_followed(hardware_backend& backend, const followed_value& value,
+                                                   const ucontext_t& context, const handler_reads& reads) noexcept {
+    backend.counters_.values_followed.fetch_add(1, std::memory_order_relaxed);
+    backend.delivery_.on_followed(backend.delivery_.target, value, context, reads);
 }
 
 void hardware_backend::internals::deliver_trap(hardware_backend& backend, const watchpoint_trap& trap,

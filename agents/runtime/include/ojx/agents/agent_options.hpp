@@ -44,6 +44,10 @@ struct agent_settings {
     allocation_tracking tracking; // filled by parse_agent_options
 };
 
+// copies=: instructions a sampled load's value may be followed for. Each is a single step (a few µs), so the
+// bound caps what one sample can cost.
+inline constexpr std::uint64_t max_follow_bound = 64;
+
 // Distinct contents a site keeps in the exact mode: every one a run can have (the table grows as they come).
 inline constexpr std::size_t exact_content_groups = std::size_t{1} << 30;
 

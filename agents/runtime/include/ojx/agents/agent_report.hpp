@@ -6,8 +6,13 @@
 #include "ojx/agents/agent_options.hpp"
 #include "ojx/hardware/agent_output_file.hpp"
 #include "ojx/hardware/profiling_session.hpp"
+#include "ojx/copy_profile.hpp"
+#include "ojx/followed_copy_graph.hpp"
 #include "ojx/report.hpp"
 
+#include <fmt/format.h>
+
+#include <map>
 #include <optional>
 #include <span>
 #include <sstream>
@@ -38,7 +43,36 @@ struct agent_profile {
     const Tree& tree;
     const report_naming& naming;
     const run_facts& facts;
+    const copy_profile* copies = nullptr; // where values were followed (copies=)
 };
+
+// What a session's copy graph holds, taken with its analyses locked (followed_copies_of): none where the run
+// followed no value (copies=0). The counters go to the profile's run.agent.
+struct followed_copies {
+    sampled_copy_graph graph;
+    sampled_copy_stats stats;
+    std::vector<std::pair<std::string, std::uint64_t>> counters;
+};
+std::optional<followed_copies> followed_copies_of(const followed_copy_graph& copies);
+
+// The profile's copy section of what was taken: its sites named as the profile names its contexts.
+template <class Tree>
+std::optional<copy_profile> copy_section(const std::optional<followed_copies>& copies, const replica_report& report,
+                                         const Tree& tree, const report_naming& naming,
+                                         const hardware::backend_options& backend) {
+    if (!copies) return std::nullopt;
+    std::map<context_id, type_id> types;
+    for (const context_report& context : report.contexts) types.emplace(context.context, context.type);
+    return copy_profile_of(
+        copies->graph, copies->stats,
+        fmt::format("{} samples/s per thread, each sampled load from a tracked object followed for up to {} "
+                    "instructions; each sample weighs 1 (sampled copies)",
+                    backend.samples_per_second, backend.follow_bound),
+        [&](context_id context) {
+            const auto type = types.find(context);
+            return name_copy_site(tree, context, type == types.end() ? no_type : type->second, naming);
+        });
+}
 
 // How the exit summary goes.
 struct summary_settings {
@@ -58,7 +92,8 @@ void print_summary(std::string_view report_text, const hardware::profiling_sessi
 template <class Tree>
 bool write_agent_profile(const agent_profile<Tree>& profile, const std::string& path,
                    const hardware::profiling_session& session, const summary_settings& settings) {
-    const ojx::profile named = profile_of(profile.report, profile.tree, profile.naming, profile.facts);
+    ojx::profile named = profile_of(profile.report, profile.tree, profile.naming, profile.facts);
+    if (profile.copies) named.copies = *profile.copies;
     hardware::output_file out;
     std::optional<std::string> error = out.open(path);
     if (!error) {

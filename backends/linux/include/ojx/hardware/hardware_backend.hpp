@@ -28,6 +28,7 @@
 #pragma once
 
 #include "ojx/hardware/fault_safe_read.hpp"
+#include "ojx/followed_value.hpp"
 #include "ojx/hardware/perf_events.hpp"
 #include "ojx/sampler.hpp"
 
@@ -80,6 +81,9 @@ struct backend_options {
     comparison_kind compare = comparison_kind::automatic;
     std::uint32_t max_random_steps = 3; // decode: steps 0..this before looking for a memory access
     std::uint32_t max_steps = 256;      // decode: give up on a sample after this many steps
+    // decode: instructions a sampled load's value is followed for after the load, single-stepping the thread,
+    // where the delivery asks for it (copy profiling, value_following.cpp); 0: no value is followed.
+    std::uint32_t follow_bound = 0;
     std::uint64_t seed = 1;
     bool guarded_reads = true; // handlers read memory by guarded loads where they can (fault_safe_read.hpp)
 };
@@ -89,10 +93,14 @@ struct backend_options {
 // must follow the signal-safety contract above.
 struct backend_delivery {
     void* target = nullptr;
-    void (*on_sample)(void* target, const access_sample& sample, const ucontext_t& context,
+    // True: follow this load's value (honoured where follow_bound > 0 and the sample was found by decoding, so the
+    // load has not run yet); its followed_value comes to on_followed when the following ends.
+    bool (*on_sample)(void* target, const access_sample& sample, const ucontext_t& context,
                       const handler_reads& reads) noexcept = nullptr;
     void (*on_trap)(void* target, const watchpoint_trap& trap, const ucontext_t& context,
                     const handler_reads& reads) noexcept = nullptr;
+    void (*on_followed)(void* target, const followed_value& value, const ucontext_t& context,
+                        const handler_reads& reads) noexcept = nullptr;
 };
 
 // Counters updated from signal handlers (relaxed atomics: any thread's handler may bump them).
@@ -115,6 +123,8 @@ struct backend_counters {
     std::atomic<std::uint64_t> timer_fallbacks{0};      // threads on the task clock: no signal-queue slot for a timer
     std::atomic<std::uint64_t> queue_overflows{0};      // SIGIO for a signal of ours that found the queue full
     std::atomic<std::uint64_t> threads_rarely_sampled{0}; // took < 1/20 of the triggers their CPU time asked
+    std::atomic<std::uint64_t> values_followed{0};      // sampled loads whose value was followed (delivered)
+    std::atomic<std::uint64_t> follow_steps{0};         // single steps taken to reach a load and follow its value
 };
 
 class hardware_backend {
@@ -174,6 +184,7 @@ public:
     // reaches ojx's handlers again, is noticed within one period. Not signal-safe; false when no backend runs.
     static bool poll_handlers() noexcept;
     sampler_kind chosen_sampler() const noexcept { return chosen_; }
+    const backend_options& options() const noexcept { return options_; }
     const capabilities& machine() const noexcept { return caps_; }
     const backend_counters& counters() const noexcept { return counters_; }
 

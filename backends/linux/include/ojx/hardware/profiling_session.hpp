@@ -31,6 +31,7 @@
 #include "ojx/hardware/hardware_backend.hpp"
 #include "ojx/hardware/trace_file_writer.hpp"
 #include "ojx/analysis_host.hpp"
+#include "ojx/followed_copy_graph.hpp"
 #include "ojx/analysis_sink.hpp"
 #include "ojx/pairing_policy.hpp"
 #include "ojx/profiler.hpp"
@@ -58,12 +59,7 @@
 namespace ojx::hardware {
 
 // The backend's watchpoints and the process's memory, noted for the trace while recording.
-struct hardware_policies {
-    using watchpoints = recording_watchpoints<hardware_backend>;
-    using memory = recording_memory<process_memory>;
-    using replacement = reservoir_replacement;
-    using pairing = reservoir_pairing;
-};
+using hardware_policies = policy_bundle<recording_watchpoints<hardware_backend>, recording_memory<process_memory>>;
 
 // How an access context is captured from a signal handler: the interrupted code's frames, leaf first, as the
 // agent encodes them (native return addresses; a JVM agent's method and bytecode index). `thread` is the kernel id
@@ -140,9 +136,14 @@ public:
     // the profile `use` takes has seen. Events after it are profiled, not recorded.
     template <class F>
     decltype(auto) with_final_profiler(F&& use) {
+        return with_final_analyses([&](profiler_type& profiler, Sinks&...) -> decltype(auto) { return use(profiler); });
+    }
+    // The same, as `use(profiler, sinks...)`: the final profile with every analysis's part of it.
+    template <class F>
+    decltype(auto) with_final_analyses(F&& use) {
         const guard locked(*this);
         if (recording_) recording_->open = false;
-        return use(*profiler_);
+        return std::apply([&](Sinks&... sinks) -> decltype(auto) { return use(*profiler_, sinks...); }, sinks_);
     }
     // Hands the block being filled to the writer thread (a JVM dump: the file then holds every event so far).
     void flush_recording() noexcept;
@@ -220,30 +221,32 @@ private:
         ~guard() { session_.release(nullptr); }
         basic_profiling_session& session_;
     };
-    // Signal-safe: the backend's delivery callbacks (for samples and for traps). Only tries the lock.
+    // Signal-safe: the backend's delivery callbacks (for samples and for traps). Only tries the lock. For a sample:
+    // whether its load's value is to be followed (a load in a tracked object, where a sink takes followed values).
     template <class Event>
-    static void deliver(void* self, const Event& event, const ucontext_t& context,
+    static bool deliver(void* self, const Event& event, const ucontext_t& context,
                         const handler_reads& reads) noexcept {
         auto& session = *static_cast<basic_profiling_session*>(self);
         constexpr bool is_sample = std::is_same_v<Event, access_sample>;
         if (session.paused()) {
             (is_sample ? session.samples_paused_ : session.traps_paused_).fetch_add(1, std::memory_order_relaxed);
-            return;
+            return false;
         }
         if (!session.lock_.try_lock()) {
             if constexpr (is_sample) {
-                if (session.stage(event, context)) return;
+                if (session.stage(event, context)) return false;
             }
             (is_sample ? session.samples_busy_ : session.traps_busy_).fetch_add(1, std::memory_order_relaxed);
-            return;
+            return false;
         }
         // A pause that began after the check above: the map may already be stale.
         if (session.paused()) {
             (is_sample ? session.samples_paused_ : session.traps_paused_).fetch_add(1, std::memory_order_relaxed);
             session.lock_.unlock();
-            return;
+            return false;
         }
         session.memory_.reads = reads; // for this handler's reads only: set back before the lock is released
+        bool follow = false;
         if constexpr (is_sample) {
             // The sample's object, found once for all that follows. Only a sample in a tracked object gets an
             // access context: the others are dropped, and their paths would fill the context tree, which
@@ -252,11 +255,36 @@ private:
             if (resolved.found())
                 resolved.sample.access_context = session.access_context(context, static_cast<pid_t>(event.thread));
             session.deliver_sample(resolved);
+            follow = session.follows_values_ && resolved.found() && event.kind == access_kind::load;
         } else {
             watchpoint_trap with_context = event;
             with_context.access_context = session.access_context(context, static_cast<pid_t>(event.thread));
             session.handle([&]() noexcept { session.host_->on_trap(with_context); }, with_context);
         }
+        session.memory_.reads = {};
+        session.release(&reads);
+        return follow;
+    }
+    static void deliver_trap(void* self, const watchpoint_trap& trap, const ucontext_t& context,
+                             const handler_reads& reads) noexcept {
+        deliver(self, trap, context, reads);
+    }
+    // Signal-safe: a sampled load's value the backend followed, for the sinks that take it. Not recorded: a trace
+    // holds what the profiler saw, and followed values go to the other sinks only.
+    static void deliver_followed(void* self, const followed_value& value, const ucontext_t&,
+                                 const handler_reads& reads) noexcept {
+        auto& session = *static_cast<basic_profiling_session*>(self);
+        if (session.paused() || !session.lock_.try_lock()) {
+            session.followed_dropped_.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+        if (session.paused()) {
+            session.followed_dropped_.fetch_add(1, std::memory_order_relaxed);
+            session.lock_.unlock();
+            return;
+        }
+        session.memory_.reads = reads;
+        session.host_->on_followed_value(value);
         session.memory_.reads = {};
         session.release(&reads);
     }
@@ -353,12 +381,15 @@ private:
     std::string first_unprofiled_reason_;
     std::atomic<std::uint64_t> samples_paused_{0};
     std::atomic<std::uint64_t> traps_paused_{0};
+    std::atomic<std::uint64_t> followed_dropped_{0}; // followed values that found the lock held or sampling paused
+    bool follows_values_ = false; // a sink takes followed values and the backend follows them (follow_bound > 0)
     std::atomic<std::uint64_t> pause_state_{0}; // generation << 1 | paused
     stack_walker walker_{};
 };
 
-// What the agents run: the profiler alone.
-using profiling_session = basic_profiling_session<>;
+// What the agents run: the replica profiler and, where values are followed (backend_options::follow_bound), the
+// copy graph they make.
+using profiling_session = basic_profiling_session<followed_copy_graph>;
 
 // ---- Members ---------------------------------------------------------------------------------------------------
 
@@ -374,7 +405,17 @@ std::optional<std::string> basic_profiling_session<Sinks...>::start(const sessio
             return error;
         }
     }
-    if (auto error = backend_.start(options.backend, backend_delivery{this, deliver<access_sample>, deliver<watchpoint_trap>})) {
+    follows_values_ = host_type::follows_values && options.backend.follow_bound > 0;
+    if (follows_values_) {
+        std::apply([](Sinks&... sinks) {
+            const auto prepare = [](auto& sink) {
+                if constexpr (takes_followed_values<std::remove_reference_t<decltype(sink)>>) sink.prepare();
+            };
+            (prepare(sinks), ...);
+        }, sinks_);
+    }
+    const backend_delivery delivery{this, deliver<access_sample>, deliver_trap, deliver_followed};
+    if (auto error = backend_.start(options.backend, delivery)) {
         if (recording_) recording_->file.close();
         recording_.reset();
         return error;
@@ -495,6 +536,8 @@ auto basic_profiling_session<Sinks...>::health() const -> std::vector<health_fac
          " thread(s) no longer sampled or watched: ojx's handlers took over half of their time (the watchdog)"},
         {"events_skipped_short_stack", count(c.no_stack_room),
          " event(s) skipped: the interrupted code ran on a short or foreign stack"},
+        {"followed_values_dropped", count(followed_dropped_),
+         " followed value(s) dropped: the session was busy or paused when their following ended"},
         {"descriptors_closed_by_program", count(c.descriptors_lost),
          " perf descriptor(s) closed by the program: those threads stopped being sampled or watched there"},
         {"signals_lost_queue_full", count(c.queue_overflows),
@@ -731,6 +774,6 @@ void basic_profiling_session<Sinks...>::release(const handler_reads* reads) noex
     }
 }
 
-extern template class basic_profiling_session<>;
+extern template class basic_profiling_session<followed_copy_graph>;
 
 } // namespace ojx::hardware
