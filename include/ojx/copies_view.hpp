@@ -80,6 +80,18 @@ inline std::vector<copy_chain> copy_chains(const copy_profile& copies) {
     return hot_copy_chains(copies.graph.estimated());
 }
 
+// What the section's samples say was copied into heap locations, and what computations used (copies into the
+// consumer), each with its interval at `level`.
+struct copy_totals {
+    copy_estimate copied;
+    copy_estimate used;
+};
+
+inline copy_totals estimated_copy_totals(const copy_profile& copies, double level) {
+    return {copies.graph.estimate([](const copy_edge& e) { return e.to.is_location(); }, level),
+            copies.graph.estimate([](const copy_edge& e) { return e.to.kind == copy_node_kind::consumer; }, level)};
+}
+
 // The view, intervals at `level` (the profile's estimator confidence); frames' source lines as `options` says.
 inline void write_copies_view(std::ostream& out, const copy_profile& copies, double level,
                               const text_options& options) {
@@ -88,15 +100,12 @@ inline void write_copies_view(std::ostream& out, const copy_profile& copies, dou
     const auto range = [&](const copy_estimate& e) {
         return "~" + bytes(e.bytes) + " [" + bytes(e.bytes_interval.low) + ", " + bytes(e.bytes_interval.high) + "]";
     };
-    const copy_estimate copied =
-        copies.graph.estimate([](const copy_edge& e) { return e.to.is_location(); }, level);
-    const copy_estimate used =
-        copies.graph.estimate([](const copy_edge& e) { return e.to.kind == copy_node_kind::consumer; }, level);
+    const copy_totals totals = estimated_copy_totals(copies, level);
     out << "\ncopies (sampled copy graph): " << joined(copies.sampling) << "\n  " << c.edges << " edge samples; "
         << c.loads_followed << " sampled loads followed: " << c.ended << " ended, " << c.bound_reached
         << " at the bound (" << c.bound_reached_no_edge << " with no edge); " << c.string_move_samples
-        << " string-move elements\n  copied into heap locations " << range(copied) << ", used by computations "
-        << range(used) << " (" << percent(level) << " intervals)\n";
+        << " string-move elements\n  copied into heap locations " << range(totals.copied) << ", used by computations "
+        << range(totals.used) << " (" << percent(level) << " intervals)\n";
     const std::vector<estimated_copy_edge> edges = heaviest_copy_edges(copies, level);
     if (edges.empty()) {
         out << "  no copy was sampled\n";

@@ -10,11 +10,14 @@ as an engineer would use it:
     and zooms into it (Reset zoom undoes that); a click on the frame NAME lists it, Back undoes that zoom;
   - it keeps a box whichever width is chosen (bytes saved, bytes, comparisons);
   - searching for NAME highlights its box and row and reports a matched share;
-  - a click on a column header sorts the table by that column (and a second click reverses it).
+  - a click on a column header sorts the table by that column (and a second click reverses it);
+  - a page whose data has a copy section shows its copies view: a row per edge in the data, the top edge's
+    bytes and interval and its nodes' names, and each hot copy chain's bytes and nodes in order; a page without
+    one has no copies view at all. --copies or --no-copies says which the page must be.
 
 Screenshots go to ARTEFACT_DIR. Standard library only.
 
-usage: html_view_test.py PAGE.html NAME ARTEFACT_DIR
+usage: html_view_test.py [--copies | --no-copies] PAGE.html NAME ARTEFACT_DIR
 exit status: 0 passed, 1 failed, 2 bad usage, 77 skipped (Chromium or chromedriver not installed)
 """
 import base64
@@ -235,7 +238,74 @@ def check_sorting(driver, data, key, value, steps):
         raise Failure(f"sorting by {key} did not reorder the table")
 
 
-def run_checks(driver, page, name, artefacts, steps):
+BYTE_UNITS = {"B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3, "TiB": 1024 ** 4}
+
+
+def expect_bytes(what, shown, expected):
+    """`shown` is the page's text for `expected` bytes: "512 B", "30.0 KiB" (one decimal, rounded)."""
+    found = re.fullmatch(r"(\d+(?:\.\d)?) (B|KiB|MiB|GiB|TiB)", shown.strip())
+    if not found:
+        raise Failure(f"{what}: {shown!r} is not an amount of bytes")
+    unit = BYTE_UNITS[found[2]]
+    half_step = unit / 2 if unit == 1 else unit / 20
+    if abs(float(found[1]) * unit - expected) > half_step + 1e-9 * expected:
+        raise Failure(f"{what}: the page shows {shown!r}, the data says {expected} bytes")
+
+
+def node_names(driver, css):
+    return driver.script("return [...document.querySelectorAll(arguments[0])].map(e => e.textContent)", css)
+
+
+def check_copies(driver, data, expected, artefacts, steps):
+    """The copies view: as the data's copy section says where it has one, absent where it has none."""
+    copies = data.get("copies")
+    if expected is not None and (copies is not None) != expected:
+        raise Failure(f"the page's data {'lacks' if expected else 'has'} a copy section")
+    if copies is None:
+        if driver.script("return document.getElementById('copies-section') !== null || "
+                         "document.getElementById('copy-edges') !== null"):
+            raise Failure("a page without a copy section has a copies view")
+        steps.append("copies: no copy section, no copies view")
+        return
+    section = driver.find_one("#copies-section")
+    if not driver.command("GET", f"/element/{section}/displayed"):
+        raise Failure("the copies view is not displayed")
+    rows = driver.script("return document.querySelectorAll('#copy-edges tbody tr[data-edge-index]').length")
+    if rows != len(copies["edges"]):
+        raise Failure(f"the copies view lists {rows} edges, the data {len(copies['edges'])}")
+    if not copies["edges"]:
+        raise Failure("the copy section has no edge: nothing to check in its view")
+    top = copies["edges"][0]
+    row = '#copy-edges tbody tr[data-edge-index="0"]'
+    expect_bytes("the top edge's bytes", driver.text(driver.find_one(f'{row} [data-field="copy-bytes"]')),
+                 top["estimate"]["bytes"])
+    cells = driver.script("return [...document.querySelectorAll(arguments[0] + ' td')].map(e => e.textContent)", row)
+    low, high = re.fullmatch(r"\[(.+), (.+)\]", cells[2]).groups()
+    expect_bytes("the top edge's interval, low end", low, top["estimate"]["bytes_ci"][0])
+    expect_bytes("the top edge's interval, high end", high, top["estimate"]["bytes_ci"][1])
+    if cells[3] != f"{top['samples']:,}" or cells[5] != f"{top['width']} B":
+        raise Failure(f"the top edge's row shows samples {cells[3]!r} and width {cells[5]!r}, the data "
+                      f"{top['samples']} samples of {top['width']} B")
+    names = node_names(driver, f'{row} [data-field="copy-node"]')
+    if names != [top["from"]["name"], top["to"]["name"]]:
+        raise Failure(f"the top edge's row names {names}, the data {top['from']['name']!r} -> {top['to']['name']!r}")
+    steps.append(f"copies: {rows} edges; the top one {cells[1]} {cells[2]}, {names[0]} -> {names[1]}")
+    if not copies["chains"]:
+        raise Failure("the copy section has no hot copy chain: nothing to check in its view")
+    for index, chain in enumerate(copies["chains"]):
+        item = f'#copy-chains li[data-chain-index="{index}"]'
+        expect_bytes(f"chain {index + 1}'s bytes", driver.text(driver.find_one(f'{item} [data-field="chain-bytes"]')),
+                     chain["bytes"])
+        shown = node_names(driver, f'{item} [data-field="copy-node"]')
+        if shown != [node["name"] for node in chain["nodes"]]:
+            raise Failure(f"chain {index + 1} shows {shown}, the data {[n['name'] for n in chain['nodes']]}")
+    steps.append(f"copies: {len(copies['chains'])} hot chain(s), the first "
+                 f"{' -> '.join(n['name'] for n in copies['chains'][0]['nodes'])}")
+    driver.script("document.getElementById('copies-section').scrollIntoView()")
+    driver.screenshot(os.path.join(artefacts, "copies.png"))
+
+
+def run_checks(driver, page, name, copies_expected, artefacts, steps):
     url = pathlib.Path(page).resolve().as_uri()
     started = time.monotonic()
     driver.command("POST", "/url", {"url": url})
@@ -359,6 +429,8 @@ def run_checks(driver, page, name, artefacts, steps):
                   "document.getElementById('table-section').scrollIntoView()")
     driver.screenshot(os.path.join(artefacts, "table.png"))
 
+    check_copies(driver, data, copies_expected, artefacts, steps)
+
     # Nothing but the page itself was requested, and nothing went wrong in its script.
     resources = driver.script("return performance.getEntriesByType('resource').map(e => e.name)")
     if resources:
@@ -390,6 +462,9 @@ def console_errors(driver):
 
 
 def main(argv):
+    copies_expected = {"--copies": True, "--no-copies": False}.get(argv[1]) if len(argv) > 1 else None
+    if copies_expected is not None:
+        argv = argv[:1] + argv[2:]
     if len(argv) != 4:
         print(__doc__, file=sys.stderr)
         return 2
@@ -411,7 +486,7 @@ def main(argv):
     driver = WebDriver(artefacts)
     try:
         driver.start(driver_path, browser)
-        run_checks(driver, page, name, artefacts, steps)
+        run_checks(driver, page, name, copies_expected, artefacts, steps)
         errors = console_errors(driver)
         if errors:
             raise Failure(f"{len(errors)} console error(s), the first: {errors[0].get('message')}")
@@ -432,7 +507,8 @@ def main(argv):
         driver.close()
     for step in steps:
         print(f"ok: {step}")
-    print(f"screenshots: {', '.join(os.path.join(artefacts, f) for f in ('report.png', 'search.png', 'table.png'))}")
+    shots = [os.path.join(artefacts, f) for f in ("report.png", "search.png", "table.png", "copies.png")]
+    print(f"screenshots: {', '.join(f for f in shots if os.path.exists(f))}")
     print("PASS")
     return 0
 

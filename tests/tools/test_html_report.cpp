@@ -1,7 +1,12 @@
 // The HTML report's page as text: self-contained (nothing to fetch), the profile's data inert inside its
-// <script> element whatever the names in it, complete for the top contexts and only those, the title escaped.
-// What the page does with the data in a browser is html_view_test.py's business.
+// <script> element whatever the names in it, complete for the top contexts and only those, the title escaped;
+// a copy section's heaviest edges and hot chains as the text report's copies view names and estimates them, and
+// no copies view at all without one. What the page does with the data in a browser is html_view_test.py's
+// business.
 #include "html_report.hpp"
+
+#include "ojx/copies_view.hpp"
+#include "ojx/copy_profile.hpp"
 
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
@@ -58,6 +63,28 @@ profile sample_profile() {
     sampled.types.back().counts.bytes = 2'528'256;
     p.contexts.front().allocated = sampled;
     return p;
+}
+
+// A copy section as a run at period 64 gives: records copied into arrays and on into other records (a chain), a
+// static read into records, arrays used by computations, fresh references stored; site names with markup.
+copy_profile sample_copies() {
+    const std::vector<copy_site> sites = {
+        {"pkg.Record", {"pkg.Decoder.next(Decoder.java:58)", "pkg.Main.main(Main.java:10)"}},
+        {"byte[]", {"pkg.Pages.read(Pages.java:7)"}},
+        {"pkg.Tag</script><b>&amp;</b>", {"pkg.Html.render(Html.java:5) <script>"}},
+        {"java.lang.Object[]", {}}};
+    const copy_node record8 = copy_node::field(0, 8), pages = copy_node::field(1, copy_node::elements),
+                    tag16 = copy_node::field(2, 16);
+    sampled_copy_graph graph;
+    for (int i = 0; i < 30; ++i) graph.add({record8, pages, 8}, 64);
+    for (int i = 0; i < 20; ++i) graph.add({pages, tag16, 8}, 64);
+    for (int i = 0; i < 6; ++i) graph.add({copy_node::static_location(0x7f3a00001000), record8, 4}, 64);
+    for (int i = 0; i < 10; ++i) graph.add({pages, copy_node::consumer(), 8}, 64);
+    for (int i = 0; i < 4; ++i) graph.add({copy_node::allocation(2), copy_node::field(3, copy_node::elements), 4}, 64);
+    sampled_copy_stats counters;
+    counters.loads_followed = 80;
+    counters.edges = 70;
+    return copy_profile_of(graph, counters, "sample <period 64>", [&](context_id c) { return sites.at(c); });
 }
 
 std::string html_of(const profile& p, const html_options& options = {}) {
@@ -205,4 +232,124 @@ TEST_CASE("the HTML report of an empty profile is a page all the same") {
     REQUIRE_FALSE(data.HasParseError());
     CHECK(data["contexts"].Size() == 0);
     CHECK(html.ends_with("</html>\n"));
+}
+
+TEST_CASE("the HTML report carries a copy section's heaviest edges and hot chains as the copies view has them") {
+    profile p = sample_profile();
+    p.copies = sample_copies();
+    const copy_profile& copies = *p.copies;
+    const double level = p.run.estimator.confidence;
+    const std::string html = html_of(p);
+    CHECK(html.find(R"(<section id="copies-section">)") != std::string::npos);
+    CHECK(html.find("renderCopies();") != std::string::npos);
+    CHECK(html.find("@OJX_") == std::string::npos);
+    const std::string text = data_text(html);
+    CHECK(text.find('<') == std::string::npos); // the sites' markup is as inert as the contexts'
+    CHECK(text.find('&') == std::string::npos);
+    rapidjson::Document data;
+    data.Parse(text.c_str(), text.size());
+    REQUIRE_FALSE(data.HasParseError());
+    REQUIRE(data.HasMember("copies"));
+    const auto& page = data["copies"];
+    const auto& strings = data["strings"];
+    CHECK(page["sampling"].GetString() == std::string("sample <period 64>"));
+    CHECK(page["counters"]["edge_samples"].GetUint64() == 70);
+    CHECK(page["counters"]["loads_followed"].GetUint64() == 80);
+    const copy_totals totals = estimated_copy_totals(copies, level);
+    CHECK(page["copied"]["bytes"].GetDouble() == Approx(totals.copied.bytes));
+    CHECK(page["used"]["bytes"].GetDouble() == Approx(totals.used.bytes));
+    CHECK(page["used"]["bytes"].GetDouble() == Approx(10 * 64 * 8));
+
+    // The edges, heaviest first, each as the text view estimates and names it.
+    const std::vector<estimated_copy_edge> expected = heaviest_copy_edges(copies, level);
+    CHECK(page["total_edges"].GetUint() == 5);
+    REQUIRE(page["edges"].Size() == expected.size());
+    for (rapidjson::SizeType i = 0; i < expected.size(); ++i) {
+        const auto& e = page["edges"][i];
+        INFO("edge " << i);
+        CHECK(e["from"]["name"].GetString() == copy_node_name(copies, expected[i].edge.from));
+        CHECK(e["to"]["name"].GetString() == copy_node_name(copies, expected[i].edge.to));
+        CHECK(e["width"].GetUint() == expected[i].edge.width);
+        CHECK(e["samples"].GetUint64() == expected[i].samples);
+        CHECK(e["estimate"]["copies"].GetDouble() == Approx(expected[i].estimate.copies));
+        CHECK(e["estimate"]["bytes"].GetDouble() == Approx(expected[i].estimate.bytes));
+        const interval& ci = expected[i].estimate.bytes_interval;
+        CHECK(e["estimate"]["bytes_ci"][0].GetDouble() == Approx(ci.low).epsilon(1e-5));
+        CHECK(e["estimate"]["bytes_ci"][1].GetDouble() == Approx(ci.high).epsilon(1e-5));
+    }
+    // The top edge: 30 samples at period 64 of 8 bytes, from the record's field at offset 8 into the arrays'
+    // elements, its interval around the estimate; a site's frames are there for its whole stack.
+    const auto& top = page["edges"][0];
+    CHECK(top["from"]["name"].GetString() == std::string("pkg.Record+8 at pkg.Decoder.next(Decoder.java:58)"));
+    CHECK(top["to"]["name"].GetString() == std::string("byte[] elements at pkg.Pages.read(Pages.java:7)"));
+    CHECK(top["samples"].GetUint64() == 30);
+    CHECK(top["estimate"]["copies"].GetDouble() == Approx(30 * 64));
+    CHECK(top["estimate"]["bytes"].GetDouble() == Approx(30 * 64 * 8));
+    CHECK(top["estimate"]["bytes_ci"][0].GetDouble() < 30 * 64 * 8);
+    CHECK(top["estimate"]["bytes_ci"][1].GetDouble() > 30 * 64 * 8);
+    CHECK(names_of(top["from"]["frames"], strings) ==
+          std::vector<std::string>{"pkg.Decoder.next(Decoder.java:58)", "pkg.Main.main(Main.java:10)"});
+    // Nodes that name no site carry no frames; a site without frames carries none, named "(no frames)".
+    bool static_seen = false, no_frames_seen = false;
+    for (const auto& e : page["edges"].GetArray())
+        for (const auto* node : {&e["from"], &e["to"]}) {
+            const std::string name = (*node)["name"].GetString();
+            if (name == "static 0x7f3a00001000" || name == "(computed on)") {
+                static_seen |= name.starts_with("static");
+                CHECK_FALSE(node->HasMember("frames"));
+            }
+            if (name == "java.lang.Object[] elements at (no frames)") {
+                no_frames_seen = true;
+                CHECK((*node)["frames"].Size() == 0);
+            }
+            if (name.starts_with("pkg.Tag"))
+                CHECK(names_of((*node)["frames"], strings) ==
+                      std::vector<std::string>{"pkg.Html.render(Html.java:5) <script>"});
+        }
+    CHECK(static_seen);
+    CHECK(no_frames_seen);
+
+    // The hot chains, in the copies view's order: first the records' values carried through the arrays into the
+    // tag's field, its lightest edge the arrays' (20 samples of 8 bytes); the static's edge, too light to
+    // extend it backward, starts a chain of its own.
+    const std::vector<copy_chain> chains = copy_chains(copies);
+    REQUIRE_FALSE(chains.empty());
+    CHECK(page["total_chains"].GetUint() == chains.size());
+    REQUIRE(page["chains"].Size() == chains.size());
+    for (rapidjson::SizeType i = 0; i < chains.size(); ++i) {
+        const auto& chain = page["chains"][i];
+        INFO("chain " << i);
+        CHECK(chain["bytes"].GetUint64() == chains[i].bytes);
+        REQUIRE(chain["nodes"].Size() == chains[i].nodes.size());
+        for (rapidjson::SizeType n = 0; n < chains[i].nodes.size(); ++n)
+            CHECK(chain["nodes"][n]["name"].GetString() == copy_node_name(copies, chains[i].nodes[n]));
+    }
+    std::vector<std::string> first;
+    for (const auto& node : page["chains"][0]["nodes"].GetArray()) first.emplace_back(node["name"].GetString());
+    CHECK(first == std::vector<std::string>{
+                       "pkg.Record+8 at pkg.Decoder.next(Decoder.java:58)",
+                       "byte[] elements at pkg.Pages.read(Pages.java:7)",
+                       "pkg.Tag</script><b>&amp;</b>+16 at pkg.Html.render(Html.java:5) <script>"});
+    CHECK(page["chains"][0]["bytes"].GetUint64() == 20 * 64 * 8);
+    CHECK(page["chains"][1]["nodes"][0]["name"].GetString() == std::string("static 0x7f3a00001000"));
+}
+
+TEST_CASE("the HTML report of a profile without a copy section has no copies view") {
+    profile p = sample_profile();
+    const std::string html = html_of(p);
+    for (const char* part : {"copies-section", "copy-edges", "copy-chains", "renderCopies", "@OJX_"}) {
+        INFO(part);
+        CHECK(html.find(part) == std::string::npos);
+    }
+    const std::string text = data_text(html);
+    rapidjson::Document data;
+    data.Parse(text.c_str(), text.size());
+    REQUIRE_FALSE(data.HasParseError());
+    CHECK_FALSE(data.HasMember("copies"));
+    // The view's lines are all that a copy section adds to the page around the data.
+    p.copies = sample_copies();
+    const std::string with = html_of(p);
+    CHECK(with.size() > html.size());
+    CHECK(with.substr(0, with.find("<style>")) == html.substr(0, html.find("<style>")));
+    CHECK(with.ends_with(html.substr(html.rfind("document.body.dataset.ready"))));
 }

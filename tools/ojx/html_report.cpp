@@ -1,13 +1,16 @@
 // Writes the HTML report: the page compiled in from report_template.html, with the title and the profile (as
-// JSON, for the page's script) filled into its placeholders.
+// JSON, for the page's script) filled into its placeholders, and its copies view kept only for a profile with a
+// copy section.
 #include "html_report.hpp"
 
 #include "report_template.hpp"
 
+#include "ojx/copies_view.hpp"
 #include "ojx/report.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -18,6 +21,14 @@ namespace {
 constexpr std::string_view default_title = "ojx replica report";
 constexpr std::string_view title_placeholder = "@OJX_TITLE@";
 constexpr std::string_view data_placeholder = "@OJX_DATA@";
+// Lines of the page between these two marker lines are its copies view (markup, style and script), written only
+// for a profile with a copy section: without one the page is what it was before the view existed.
+constexpr std::string_view copies_begin = "@OJX_COPIES@\n";
+constexpr std::string_view copies_end = "@OJX_END_COPIES@\n";
+
+// The page has room for more of the copy graph than the text view's terminal.
+constexpr std::size_t page_copy_edges = 50;
+constexpr std::size_t page_copy_chains = 20;
 
 // Frame and type names repeat across contexts (most stacks share their outer frames), so the page receives each
 // name once, in a table, and stacks as indices into it: a profile of hundreds of deep contexts stays small.
@@ -160,7 +171,68 @@ void append_run(std::string& json, const run_profile& run) {
     json += "]}";
 }
 
-// What the page's script reads: {"run", "total_contexts", "contexts" (the top ones, rank order), "strings"}.
+// A copy graph's node as the text view names it, and its allocation context's frames where it names one.
+void append_copy_node(std::string& json, const copy_profile& copies, const copy_node& node, string_table& strings) {
+    json += "{\"name\":";
+    append_string(json, copy_node_name(copies, node));
+    if (names_site(node)) {
+        json += ",\"frames\":";
+        append_frames(json, copies.sites.at(node.site).frames, strings);
+    }
+    json += '}';
+}
+
+void append_copy_estimate(std::string& json, const copy_estimate& e) {
+    json += "{\"copies\":" + report_detail::number(e.copies) + ",\"bytes\":" + report_detail::number(e.bytes) +
+            ",\"bytes_ci\":";
+    append_interval(json, e.bytes_interval);
+    json += '}';
+}
+
+// The copies view's data, what copies_view.hpp prints: {"sampling", "counters", "copied", "used", "total_edges",
+// "edges" (the heaviest, estimated at `level`), "total_chains", "chains" (the hot copy chains, heaviest first)}.
+void append_copies(std::string& json, const copy_profile& copies, double level, string_table& strings) {
+    json += "{\"sampling\":";
+    append_string(json, joined(copies.sampling));
+    json += ",\"counters\":{";
+    for (std::size_t i = 0; i < std::size(copy_counters); ++i) {
+        if (i) json += ',';
+        append_key(json, copy_counters[i].name);
+        json += std::to_string(copies.counters.*copy_counters[i].value);
+    }
+    const copy_totals totals = estimated_copy_totals(copies, level);
+    json += "},\"copied\":";
+    append_copy_estimate(json, totals.copied);
+    json += ",\"used\":";
+    append_copy_estimate(json, totals.used);
+    const std::vector<estimated_copy_edge> edges = heaviest_copy_edges(copies, level);
+    json += ",\"total_edges\":" + std::to_string(edges.size()) + ",\"edges\":[";
+    for (std::size_t i = 0; i < edges.size() && i < page_copy_edges; ++i) {
+        const estimated_copy_edge& e = edges[i];
+        json += i ? ",\n{\"from\":" : "\n{\"from\":";
+        append_copy_node(json, copies, e.edge.from, strings);
+        json += ",\"to\":";
+        append_copy_node(json, copies, e.edge.to, strings);
+        json += ",\"width\":" + std::to_string(e.edge.width) + ",\"samples\":" + std::to_string(e.samples) +
+                ",\"estimate\":";
+        append_copy_estimate(json, e.estimate);
+        json += '}';
+    }
+    const std::vector<copy_chain> chains = copy_chains(copies);
+    json += "],\"total_chains\":" + std::to_string(chains.size()) + ",\"chains\":[";
+    for (std::size_t i = 0; i < chains.size() && i < page_copy_chains; ++i) {
+        json += i ? ",\n{\"nodes\":[" : "\n{\"nodes\":[";
+        for (std::size_t n = 0; n < chains[i].nodes.size(); ++n) {
+            if (n) json += ',';
+            append_copy_node(json, copies, chains[i].nodes[n], strings);
+        }
+        json += "],\"bytes\":" + std::to_string(chains[i].bytes) + '}';
+    }
+    json += "]}";
+}
+
+// What the page's script reads: {"run", "total_contexts", "contexts" (the top ones, rank order), "copies" (only
+// with a copy section), "strings"}.
 std::string page_data(const profile& p, std::size_t top) {
     string_table strings;
     std::string contexts = "[";
@@ -174,6 +246,10 @@ std::string page_data(const profile& p, std::size_t top) {
     std::string json = "{\"run\":";
     append_run(json, p.run);
     json += ",\n\"total_contexts\":" + std::to_string(p.contexts.size()) + ",\n\"contexts\":" + contexts;
+    if (p.copies) {
+        json += ",\n\"copies\":";
+        append_copies(json, *p.copies, p.run.estimator.confidence, strings);
+    }
     json += ",\n\"strings\":[";
     for (std::size_t i = 0; i < strings.names().size(); ++i) {
         if (i) json += ",\n";
@@ -228,6 +304,11 @@ void write_html(std::ostream& out, const profile& p, const html_options& options
         } else if (page.starts_with(data_placeholder)) {
             write_inert_in_script(out, data);
             page.remove_prefix(data_placeholder.size());
+        } else if (page.starts_with(copies_begin)) {
+            page.remove_prefix(copies_begin.size());
+            if (!p.copies) page.remove_prefix(std::min(page.find(copies_end), page.size()));
+        } else if (page.starts_with(copies_end)) {
+            page.remove_prefix(copies_end.size());
         } else {
             out << '@'; // an '@' of the page itself (CSS, text)
             page.remove_prefix(1);

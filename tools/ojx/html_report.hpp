@@ -1,5 +1,6 @@
 // `ojx report --html`: the profile as one self-contained HTML page — an icicle view of allocation contexts (width
-// by replication evidence, colour by θ), a sortable table and a details panel. The page loads nothing: its
+// by replication evidence, colour by θ), a sortable table, a details panel and, for a profile with a copy section,
+// its heaviest copy edges and hot copy chains (copies_view.hpp's names and estimates). The page loads nothing: its
 // markup, style and script are compiled in (report_template.html) and the profile travels inside it as JSON.
 #pragma once
 

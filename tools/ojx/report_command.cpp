@@ -2,8 +2,8 @@
 // stacks or pprof. A single profile is read as a stream: each site goes to every output as it is read, the table
 // and the page keep only their best sites, collapsed stacks are written at once, and pprof keeps only its own
 // deduplicated message — memory for what is written, not for the profile. A copy section is printed after the
-// table (copies_view.hpp); with --value copied-bytes, collapsed stacks and pprof are its copy volume
-// (copy_stacks.hpp) instead of the sites, written once the section has been read.
+// table (copies_view.hpp) and shown in the page; with --value copied-bytes, collapsed stacks and pprof are its
+// copy volume (copy_stacks.hpp) instead of the sites, written once the section has been read.
 #include "collapsed_stacks.hpp"
 #include "commands.hpp"
 #include "copy_stacks.hpp"
@@ -52,7 +52,8 @@ table:
   --text             print the table even when writing files
 files (written whole or not at all):
   --html FILE        one self-contained HTML page: flame view of sites and their access contexts, search,
-                     zoom, the numbers and bounds of each site, a sortable table; works offline
+                     zoom, the numbers and bounds of each site, a sortable table, and the copy section's
+                     heaviest edges and hot copy chains where the profile has one; works offline
   --html-top N       sites in the page (500; --min-theta applies)
   --title TEXT       the page's title
   --collapsed FILE   collapsed stacks (flamegraph.pl, speedscope), every site; FILE '-' is standard output
@@ -202,7 +203,7 @@ int report_command(arguments args) {
             if (pprof_sites) pprof_sites->add(copy);
         }
     }
-    if (html != nullptr) write_html(*html, profile{run, page.best()}, r.html_settings);
+    if (html != nullptr) write_html(*html, profile{run, page.best(), copies}, r.html_settings);
     if (pprof_sites)
         if (const auto error = pprof_sites->finish(*pprof, run)) return failed(r.pprof + ": " + *error);
     for (const auto& file : files)
