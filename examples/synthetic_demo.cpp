@@ -2,20 +2,26 @@
 // the way OJXPerf's case studies found them, through the full profiler, and print the replica report.
 //
 //   ojx_synthetic_demo [--seed N] [--json FILE] [--record TRACE | --record-accesses TRACE]
-//                      [--pairing reservoir|recent] [--window BYTES]
+//                      [--pairing reservoir|recent] [--window BYTES] [--copy-program]
 //
 // The traces are docs/trace-format.md's; demo_options below says what each option does.
 
 #include "ojx/emulation/access_recorder.hpp"
+#include "ojx/emulation/copy_profiling_session.hpp"
+#include "ojx/emulation/copy_programs.hpp"
+#include "ojx/emulation/copy_recording_session.hpp"
 #include "ojx/emulation/heap_shapes.hpp"
 #include "ojx/emulation/session.hpp"
 #include "ojx/emulation/trace_recorder.hpp"
 #include "ojx/options.hpp"
+#include "ojx/profile.hpp"
+#include "ojx/profile_writer.hpp"
 #include "ojx/report.hpp"
 
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +45,10 @@ const std::vector<option_spec> demo_options = {
     {"pairing", option_kind::choice, "reservoir", "which earlier object a sampled one is compared with",
      {reservoir_pairing::name, recent_pairing::name}},
     {"window", option_kind::size, "64", "bytes compared around a probed word; 0: the word only"},
+    {"copy_program", option_kind::flag, "",
+     "run a generated copy program (chains, clones, carriers; emulation/copy_programs.hpp) instead, at sampler period "
+     "16, and profile its copies too; --record-accesses then records its value flow as well, from which `ojx replay` "
+     "rebuilds the copy graphs"},
     {"help", option_kind::flag, "", "print the options and exit"},
 };
 
@@ -47,6 +57,7 @@ struct options {
     std::string json_path;
     std::string record_path;
     bool every_access = false; // the trace at record_path holds every access
+    bool copy_program = false;
     std::string pairing;
     std::size_t window = 0;
 };
@@ -70,7 +81,12 @@ std::optional<options> parse(int argc, char** argv) {
         std::cerr << "ojx_synthetic_demo: one trace at a time (--record or --record-accesses)\n";
         return std::nullopt;
     }
+    if (v.given("copy_program") && v.given("record")) {
+        std::cerr << "ojx_synthetic_demo: a copy program is recorded with --record-accesses only\n";
+        return std::nullopt;
+    }
     options result;
+    result.copy_program = v.given("copy_program");
     result.seed = v.count("seed");
     result.json_path = v.text("json");
     result.every_access = v.given("record_accesses");
@@ -103,6 +119,33 @@ std::vector<context_shape> planted_program() {
     return shapes;
 }
 
+// Writes the JSON profile to `path`, whole or not at all; false (having said why) when it cannot.
+bool write_profile_file(const std::string& path, const profile& p) {
+    std::ofstream out(path + ".tmp");
+    write_profile_json(out, p);
+    out.close();
+    if (!out || std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
+        std::cerr << "ojx_synthetic_demo: cannot write the profile to '" << path << "'\n";
+        std::remove((path + ".tmp").c_str());
+        return false;
+    }
+    std::cout << "\nProfile written to " << path << '\n';
+    return true;
+}
+
+bool write_trace_file(const std::string& path, in_memory_trace& trace) {
+    if (const auto error = trace.write_file(path)) {
+        std::cerr << "ojx_synthetic_demo: " << *error << '\n';
+        return false;
+    }
+    std::cout << "Trace written to " << path << " (" << trace.writer().events_written() << " records)\n";
+    return true;
+}
+
+// How the copy program's frames and types are named.
+const report_naming copy_naming{[](std::uint64_t frame) { return "Copies.f" + std::to_string(frame & 0xffff) + "()"; },
+                                [](type_id type) { return "Record" + std::to_string(type); }};
+
 // Runs the program on session `s` and reports; a recording session also writes its trace.
 template <class Session>
 int run(const options& opts, Session& s, const std::vector<context_shape>& shapes, const report_naming& naming) {
@@ -116,26 +159,44 @@ int run(const options& opts, Session& s, const std::vector<context_shape>& shape
         std::printf("    %-36s %5.1f%% of %llu\n", shapes[i].name.c_str(), 100 * result.truths[i].largest_group_ratio,
                     static_cast<unsigned long long>(result.truths[i].objects));
 
-    if (!opts.json_path.empty()) {
-        std::ofstream out(opts.json_path + ".tmp");
-        write_json(out, report, s.prof.contexts(), naming, s.facts());
-        out.close();
-        if (!out || std::rename((opts.json_path + ".tmp").c_str(), opts.json_path.c_str()) != 0) {
-            std::cerr << "ojx_synthetic_demo: cannot write the profile to '" << opts.json_path << "'\n";
-            std::remove((opts.json_path + ".tmp").c_str());
-            return 1;
-        }
-        std::cout << "\nProfile written to " << opts.json_path << '\n';
-    }
+    if (!opts.json_path.empty() && !write_profile_file(opts.json_path, profile_of(report, s.prof.contexts(), naming, s.facts())))
+        return 1;
     if constexpr (requires { s.trace; }) {
-        if (const auto error = s.trace.write_file(opts.record_path)) {
-            std::cerr << "ojx_synthetic_demo: " << *error << '\n';
-            return 1;
-        }
-        std::cout << "Trace written to " << opts.record_path << " (" << s.trace.writer().events_written()
-                  << " records)\n";
+        if (!write_trace_file(opts.record_path, s.trace)) return 1;
     }
     return 0;
+}
+
+// A generated copy program on a copy profiling session (`live`, its program running on `registers`); `trace` is the
+// recording's, if any.
+template <class Live, class Registers>
+int run_copies(const options& opts, Live& live, Registers& registers, in_memory_trace* trace) {
+    const auto truth = run_copy_program(registers, live.prof.contexts(),
+                                        {.seed = opts.seed, .chains = 2, .clones = 1, .carriers = 1, .controls = 1,
+                                         .references = 1, .min_repetitions = 160, .max_repetitions = 640,
+                                         .collect_every = 13, .static_area = live.heap.statics()});
+    const profile p = live.profile(copy_naming);
+    std::cout << "Copy program " << opts.seed << ": " << truth.graph.edges().size() << " copy edges made, "
+              << p.copies->graph.edges().size() << " sampled (" << live.copy_sampling_note() << ")\n";
+    if (!opts.json_path.empty() && !write_profile_file(opts.json_path, p)) return 1;
+    return trace == nullptr || write_trace_file(opts.record_path, *trace) ? 0 : 1;
+}
+
+template <class Pairing>
+int run_copies(const options& opts) {
+    using chosen = policies<reservoir_replacement, Pairing>;
+    session_config config;
+    config.profiler.seed = opts.seed;
+    config.profiler.compare_window = opts.window;
+    config.profiler.min_object_size = 64; // the programs' records: the replica side tracks them too
+    config.sampler = {.period = 16, .randomized = true, .seed = opts.seed};
+    config.heap_bytes = std::size_t{1} << 20;
+    if (opts.every_access) {
+        const auto s = std::make_unique<copy_recording_session<chosen>>(config, copy_naming);
+        return run_copies(opts, s->live, s->registers, &s->trace);
+    }
+    const auto s = std::make_unique<copy_profiling_session<chosen>>(config);
+    return run_copies(opts, *s, s->registers, nullptr);
 }
 
 template <class Pairing>
@@ -164,5 +225,8 @@ int run(const options& opts) {
 int main(int argc, char** argv) {
     const auto opts = parse(argc, argv);
     if (!opts) return 2;
+    if (opts->copy_program)
+        return opts->pairing == recent_pairing::name ? run_copies<recent_pairing>(*opts)
+                                                     : run_copies<reservoir_pairing>(*opts);
     return opts->pairing == recent_pairing::name ? run<recent_pairing>(*opts) : run<reservoir_pairing>(*opts);
 }

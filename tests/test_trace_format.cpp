@@ -164,6 +164,35 @@ const std::array<ojx::census_count, 8>& census_pattern() {
 
 // A stream with every kind of event, on 40 threads (more than the 16 compaction slots), half of its allocations
 // continuing their thread's previous one so that the compact forms are exercised too.
+// The load or store of `access`'s value into or from register `r`.
+ojx::value_flow_event register_of(const ojx::access_event& access, ojx::value_register r) {
+    return access.kind == ojx::access_kind::load ? ojx::value_flow_event::load(r, access.where, access.width)
+                                                 : ojx::value_flow_event::store(r, access.where, access.width);
+}
+
+// A value flow event of any kind, registers anywhere in 0..255.
+ojx::value_flow_event random_value_flow(value_source& values) {
+    const ojx::value_register r = values.u8();
+    switch (values.pick(7)) {
+    case 0: return ojx::value_flow_event::load(r, values.u64(), values.u8());
+    case 1: return ojx::value_flow_event::store(r, values.u64(), values.u8());
+    case 2: return ojx::value_flow_event::register_move(r, values.u8());
+    case 3: {
+        std::array<ojx::value_register, ojx::value_flow_event::max_sources> sources{};
+        for (auto& source : sources) source = values.u8();
+        const auto count = static_cast<std::size_t>(values.pick(sources.size() + 1));
+        return ojx::value_flow_event::compute(std::span(sources).first(count),
+                                              values.pick(2) == 0 ? std::optional<ojx::value_register>() : r);
+    }
+    case 4: return ojx::value_flow_event::constant(r);
+    case 5: return ojx::value_flow_event::new_reference(r, values.u32());
+    default: {
+        const ojx::address destination = values.u64();
+        return ojx::value_flow_event::string_move(destination, values.u64(destination), values.u64(), values.u8());
+    }
+    }
+}
+
 std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
     value_source values(seed);
     std::vector<std::uint32_t> threads;
@@ -176,7 +205,7 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
     std::vector<trace_event> events;
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t t = values.pick(threads.size());
-        switch (values.pick(27)) {
+        switch (values.pick(28)) {
         case 0: events.push_back(ojx::type_symbol{.id = values.u32(), .name = values.name()}); break;
         case 1: events.push_back(ojx::frame_symbol{.id = values.u64(), .name = values.name()}); break;
         case 2:
@@ -248,14 +277,21 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
             if (values.pick(3) != 0) access.value = values.u64();
             previous = access;
             events.push_back(access);
+            // The register of a program with registers, most often right after its access (0x66).
+            const auto with_register = [&] {
+                if (values.pick(2) == 0) events.push_back(register_of(access, values.u8()));
+            };
+            with_register();
             for (std::uint64_t more = values.pick(4); more > 0; --more) {
                 access.where += access.width;
                 access.value = values.pick(2) == 0 ? std::optional<std::uint64_t>() : values.u64();
                 previous = access;
                 events.push_back(access);
+                with_register();
             }
             break;
         }
+        case 26: events.push_back(random_value_flow(values)); break;
         case 18: {
             const std::size_t start = values.pick(memory_pattern().size() - 64);
             events.push_back(ojx::memory_fill_event{.where = values.u64(),
@@ -492,6 +528,68 @@ TEST_CASE("an allocation's shape rides with it, full or compact, and nowhere els
         std::byte{ojx::trace_tag::end_of_trace}};
     REQUIRE(read_all(one_block(bad_flags)).error ==
             "trace.ojxt: block 0 at byte 20: allocation shape flags 0x08 name an unknown field");
+}
+
+TEST_CASE("value flow records round-trip, a load's register in two bytes after its access", "[trace]") {
+    const ojx::access_event load{.thread = 2, .ip = 0x400100, .where = 0x10008, .width = 8, .context = 3};
+    ojx::access_event store = load;
+    store.kind = ojx::access_kind::store;
+    store.where = 0x20010;
+    store.value = 7;
+    const std::array<ojx::value_register, 2> sources = {1, 4};
+    const std::vector<trace_event> events{
+        load,
+        ojx::value_flow_event::load(5, load.where, load.width), // 0x66 after its access
+        ojx::value_flow_event::register_move(255, 5),
+        ojx::value_flow_event::compute(sources, ojx::value_register{6}),
+        ojx::value_flow_event::compute(std::span(sources).first(1), std::nullopt),
+        ojx::value_flow_event::constant(0),
+        ojx::value_flow_event::new_reference(7, 12),
+        store,
+        ojx::value_flow_event::store(255, store.where, store.width),
+        ojx::value_flow_event::load(3, 0x30000, 4), // no access before it: written whole (0x65)
+        ojx::value_flow_event::string_move(0x50000, 0x40000, 256, 8),
+        load,
+        ojx::value_flow_event::load(2, load.where, 4), // another width than its access's: whole
+    };
+    const auto trace = write_trace(events, 4096);
+    const auto read = read_all(trace.file);
+    REQUIRE(read.error.empty());
+    REQUIRE(read.events == events);
+    // Whole records of the first load and its register, and a next-access load with its register: 2 bytes each.
+    const auto size_of = [](const std::vector<trace_event>& some) { return payload_bytes(write_trace(some, 4096)); };
+    const std::vector<trace_event> first{load, ojx::value_flow_event::load(5, load.where, load.width)};
+    std::vector<trace_event> second = first;
+    second.push_back(load);
+    second.push_back(ojx::value_flow_event::load(5, load.where, load.width));
+    CHECK(size_of(first) == size_of({load}) + 2);
+    CHECK(size_of(second) == size_of(first) + 2 + 2);
+
+    // An access's register that follows no access, in a block of its own or after another record.
+    const std::array<std::byte, 3> stray = {std::byte{ojx::trace_tag::access_register}, std::byte{5},
+                                            std::byte{ojx::trace_tag::end_of_trace}};
+    REQUIRE(read_all(one_block(stray)).error ==
+            "trace.ojxt: block 0 at byte 20: access register (tag 0x66) does not follow an access");
+    const std::array<std::byte, 5> after_gc = {std::byte{ojx::trace_tag::gc_start}, std::byte{1},
+        std::byte{ojx::trace_tag::access_register}, std::byte{5}, std::byte{ojx::trace_tag::end_of_trace}};
+    REQUIRE(read_all(one_block(after_gc)).error ==
+            "trace.ojxt: block 0 at byte 22: access register (tag 0x66) does not follow an access");
+    // A computation with seven sources, or an unknown header bit; a whole register access of neither kind.
+    for (const std::uint8_t header : {std::uint8_t{0x07}, std::uint8_t{0x12}}) {
+        const std::array<std::byte, 10> compute = {std::byte{ojx::trace_tag::compute}, std::byte{header}, std::byte{1},
+            std::byte{1}, std::byte{1}, std::byte{1}, std::byte{1}, std::byte{1}, std::byte{1},
+            std::byte{ojx::trace_tag::end_of_trace}};
+        REQUIRE(read_all(one_block(compute)).error ==
+                std::string("trace.ojxt: block 0 at byte 20: computation header ") + (header == 7 ? "0x07" : "0x12") +
+                    " names more than 6 sources or an unknown field");
+    }
+    const std::array<std::byte, 6> neither = {std::byte{ojx::trace_tag::register_access}, std::byte{5}, std::byte{2},
+        std::byte{8}, std::byte{8}, std::byte{ojx::trace_tag::end_of_trace}};
+    REQUIRE(read_all(one_block(neither)).error ==
+            "trace.ojxt: block 0 at byte 20: access kind 2 is neither load (0) nor store (1)");
+    // Cut short: a register move without its source.
+    const std::array<std::byte, 2> cut = {std::byte{ojx::trace_tag::register_move}, std::byte{5}};
+    REQUIRE(read_all(one_block(cut)).error == "trace.ojxt: block 0 at byte 20: record cut short by the end of the block");
 }
 
 TEST_CASE("bytes per event on realistic streams", "[trace]") {

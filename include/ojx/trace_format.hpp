@@ -8,6 +8,7 @@
 #include "ojx/allocation_metrics.hpp"
 #include "ojx/sampler.hpp"
 #include "ojx/types.hpp"
+#include "ojx/value_flow.hpp"
 #include "ojx/whole_object_digest.hpp"
 
 #include <algorithm>
@@ -224,7 +225,7 @@ using trace_event = std::variant<type_symbol, frame_symbol, context_symbol, thre
     free_event, move_event, region_move_event, gc_start_event, gc_end_event, access_sample, watchpoint_arm_event,
     watchpoint_disarm_event, watchpoint_trap, events_lost_event, run_attribute, memory_contents_event,
     relocated_object_event, relocation_event, access_event, memory_fill_event, heap_census_event,
-    kept_survivors_event, moved_survivor_event, watchpoint_arm_refused_event, whole_object_digest>;
+    kept_survivors_event, moved_survivor_event, watchpoint_arm_refused_event, whole_object_digest, value_flow_event>;
 
 // ---- Record tags -------------------------------------------------------------------------------------------
 
@@ -266,6 +267,19 @@ inline constexpr std::uint8_t watchpoint_arm_refused = 0x33;
 // What a whole-object digest decided (whole_object_digest.hpp): a digested object's fingerprint and weight, or a
 // count of objects skipped or unreadable. Bits of the digested record's flags byte:
 inline constexpr std::uint8_t whole_object_digest = 0x7F;
+// Value flow (value_flow.hpp): what only registers see, one record per value_flow_event. A load or store is the
+// register of the access record just before it in the block when it can be (one byte), else written whole.
+inline constexpr std::uint8_t register_move = 0x60;
+inline constexpr std::uint8_t compute = 0x61;
+inline constexpr std::uint8_t constant = 0x62;
+inline constexpr std::uint8_t new_reference = 0x63;
+inline constexpr std::uint8_t string_move = 0x64;
+inline constexpr std::uint8_t register_access = 0x65;
+inline constexpr std::uint8_t access_register = 0x66;
+// Bits of a computation's header byte: the number of sources (0 to value_flow_event::max_sources), and whether a
+// result register follows.
+inline constexpr std::uint8_t compute_source_count = 0x07;
+inline constexpr std::uint8_t compute_has_result = 0x08;
 inline constexpr std::uint8_t digest_all_zero = 0x01;
 // 0x40-0x5F: a sample against the previous sample of the thread in a compaction slot.
 // Bits: 010k ssss (k: 0 load, 1 store; s: slot).

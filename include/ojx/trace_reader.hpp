@@ -8,6 +8,7 @@
 #include "ojx/trace_format.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -153,6 +154,7 @@ private:
             return false;
         }
         slots_.reset();
+        previous_record_access_.reset();
         return true;
     }
 
@@ -235,6 +237,8 @@ private:
         const std::size_t record_start = position_;
         record_failed_ = false;
         std::optional<trace_event> event = decode(get_byte());
+        const access_event* access = event ? std::get_if<access_event>(&*event) : nullptr;
+        previous_record_access_ = access != nullptr ? std::optional<access_event>(*access) : std::nullopt;
         if (record_failed_) {
             fail_at(record_start, record_problem_);
             return std::nullopt;
@@ -446,12 +450,66 @@ private:
         }
         case trace_tag::whole_object_digest:
             return get_whole_object_digest();
+        case trace_tag::register_move: {
+            const value_register destination = get_byte();
+            return value_flow_event::register_move(destination, get_byte());
+        }
+        case trace_tag::compute:
+            return get_compute();
+        case trace_tag::constant:
+            return value_flow_event::constant(get_byte());
+        case trace_tag::new_reference: {
+            const value_register r = get_byte();
+            return value_flow_event::new_reference(r, get_u32("context id"));
+        }
+        case trace_tag::string_move: {
+            const address destination = get_varint();
+            const address source = apply_zigzag_delta(destination, get_varint());
+            const std::uint64_t bytes = get_varint();
+            return value_flow_event::string_move(destination, source, bytes, get_byte());
+        }
+        case trace_tag::register_access: {
+            const value_register r = get_byte();
+            const access_kind kind = get_kind();
+            const address where = get_varint();
+            return register_flow(kind, r, where, get_byte());
+        }
+        case trace_tag::access_register: {
+            if (!previous_record_access_) {
+                fail_record("access register (tag 0x66) does not follow an access");
+                return std::nullopt;
+            }
+            const access_event& access = *previous_record_access_;
+            return register_flow(access.kind, get_byte(), access.where, access.width);
+        }
         default:
             if (!record_failed_) {
                 fail_record("unknown record tag " + hex_byte(tag));
             }
             return std::nullopt;
         }
+    }
+
+    static value_flow_event register_flow(access_kind kind, value_register r, address where, std::uint8_t width) {
+        return kind == access_kind::load ? value_flow_event::load(r, where, width)
+                                         : value_flow_event::store(r, where, width);
+    }
+
+    std::optional<trace_event> get_compute() {
+        const std::uint8_t header = get_byte();
+        const std::uint8_t count = header & trace_tag::compute_source_count;
+        if (!record_failed_ &&
+            ((header & ~(trace_tag::compute_source_count | trace_tag::compute_has_result)) != 0 ||
+             count > value_flow_event::max_sources)) {
+            fail_record("computation header " + hex_byte(header) + " names more than " +
+                        std::to_string(value_flow_event::max_sources) + " sources or an unknown field");
+            return std::nullopt;
+        }
+        std::optional<value_register> result;
+        if ((header & trace_tag::compute_has_result) != 0) result = get_byte();
+        std::array<value_register, value_flow_event::max_sources> sources{};
+        for (std::uint8_t i = 0; i < count; ++i) sources[i] = get_byte();
+        return value_flow_event::compute(std::span<const value_register>(sources.data(), count), result);
     }
 
     // `bytes` bytes, low byte first.
@@ -638,6 +696,8 @@ private:
     std::uint64_t blocks_read_ = 0;
     std::uint64_t events_read_ = 0;
     trace_thread_slots slots_;
+    // The record just read, when it was an access: what an access-register record (0x66) names.
+    std::optional<access_event> previous_record_access_;
     bool record_failed_ = false;
     std::string record_problem_;
     std::unordered_map<type_id, std::string> types_;

@@ -46,6 +46,11 @@ struct trace_run_description {
     // The recording's adaptive tracking never left interval 0 (tracking_stayed_exact_attribute): the replay's
     // profiler is told so before its report, as the live one was.
     bool tracking_stayed_exact = false;
+    // The trace also holds every value flow event of the run (attribute `value_flow` = `every`: a program with
+    // registers, docs/copy-profiling.md), and the recording's sampled copy graph builder followed each sampled load
+    // for `copy_bound` events (`copies.bound`): a replay rebuilds the exact and the sampled copy graphs.
+    bool every_value_flow = false;
+    std::uint32_t copy_bound = 8;
 };
 
 namespace trace_run_detail {
@@ -151,6 +156,10 @@ inline std::vector<run_attribute> run_attributes(const trace_run_description& ru
         attributes.push_back({"sampler.seed", to_text(run.machine.sampler_seed)});
         attributes.push_back({"watchpoints.trigger", run.machine.watch_trigger});
     }
+    if (run.every_value_flow) {
+        attributes.push_back({"value_flow", "every"});
+        attributes.push_back({"copies.bound", to_text(std::uint64_t{run.copy_bound})});
+    }
     for (const auto& [name, count] : run.facts.agent_counters)
         attributes.push_back({std::string(agent_prefix) + name, std::to_string(count)});
     return attributes;
@@ -192,6 +201,11 @@ inline std::optional<std::string> apply_run_attribute(trace_run_description& run
         if (!from_text(value, run.machine.sampler_seed)) return malformed();
     } else if (name == "watchpoints.trigger") {
         run.machine.watch_trigger = attribute.value;
+    } else if (name == "value_flow") {
+        if (value != "every") return malformed();
+        run.every_value_flow = true;
+    } else if (name == "copies.bound") {
+        if (!from_text(value, run.copy_bound)) return malformed();
     } else if (name == "watchpoint_slots") {
         if (!from_text(value, run.watchpoint_slots)) return malformed();
     } else if (name.starts_with(agent_prefix)) {

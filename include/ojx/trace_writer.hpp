@@ -123,7 +123,7 @@ public:
     // of the same thread, else a full one naming the thread; the entry's fields are deltas from the thread's
     // previous access in the block (zeros when it has none).
     bool append(const access_event& access) noexcept {
-        return write_record([&](trace_byte_writer& out, trace_thread_slots& slots) {
+        const bool written = write_record([&](trace_byte_writer& out, trace_thread_slots& slots) {
             const std::size_t last = slots.last_access_slot();
             const bool next = last != trace_thread_slots::slot_count && slots[last].thread == access.thread;
             std::size_t slot = next ? last : slots.find(access.thread);
@@ -139,6 +139,51 @@ public:
             if (!out.overflowed()) {
                 if (slot == trace_thread_slots::slot_count) slot = slots.bind(access.thread);
                 slots.remember_access(slot, access);
+            }
+        });
+        if (written) previous_record_access_ = {true, access.kind, access.where, access.width};
+        return written;
+    }
+
+    // One value flow event. A load or store of the access just written (its kind, address and width) is that
+    // access record's register, one byte after the tag; any other, in full.
+    bool append(const value_flow_event& flow) noexcept {
+        return write_record([&](trace_byte_writer& out, trace_thread_slots&) {
+            const bool memory = flow.kind == value_flow_kind::load || flow.kind == value_flow_kind::store;
+            const access_kind kind = flow.kind == value_flow_kind::store ? access_kind::store : access_kind::load;
+            const previous_access& p = previous_record_access_;
+            // An events-lost record written first would come between the access and its register.
+            const bool of_previous_access = memory && lost_since_last_record_ == 0 && p.written && p.kind == kind &&
+                                            p.where == flow.at && p.width == flow.width;
+            out.put_byte(of_previous_access ? trace_tag::access_register : value_flow_tag(flow.kind));
+            switch (flow.kind) {
+            case value_flow_kind::load:
+            case value_flow_kind::store:
+                out.put_byte(flow.reg);
+                if (of_previous_access) return;
+                out.put_byte(static_cast<std::uint8_t>(kind));
+                out.put_varint(flow.at);
+                out.put_byte(flow.width);
+                return;
+            case value_flow_kind::compute:
+                out.put_byte(static_cast<std::uint8_t>(flow.source_count |
+                                                       (flow.has_result ? trace_tag::compute_has_result : 0)));
+                if (flow.has_result) out.put_byte(flow.reg);
+                for (std::uint8_t i = 0; i < flow.source_count; ++i) out.put_byte(flow.sources[i]);
+                return;
+            case value_flow_kind::string_move:
+                out.put_varint(flow.at);
+                out.put_varint(zigzag_delta(flow.at, flow.from));
+                out.put_varint(flow.bytes);
+                out.put_byte(flow.width);
+                return;
+            case value_flow_kind::register_move:
+            case value_flow_kind::constant:
+            case value_flow_kind::new_reference:
+                out.put_byte(flow.reg);
+                if (flow.kind == value_flow_kind::register_move) out.put_byte(flow.sources[0]);
+                if (flow.kind == value_flow_kind::new_reference) out.put_varint(flow.context);
+                return;
             }
         });
     }
@@ -325,6 +370,7 @@ public:
         buffer_ = {};
         used_ = 0;
         slots_.reset();
+        previous_record_access_ = {};
         ++blocks_closed_;
         take_buffer(sink_.exchange(sink_.context, closed));
     }
@@ -414,6 +460,20 @@ private:
         for (unsigned i = 0; i < bytes; ++i) out.put_byte(static_cast<std::uint8_t>(value >> (8 * i)));
     }
 
+    // The record of a value flow event of `kind` written whole.
+    static constexpr std::uint8_t value_flow_tag(value_flow_kind kind) noexcept {
+        switch (kind) {
+        case value_flow_kind::register_move: return trace_tag::register_move;
+        case value_flow_kind::compute: return trace_tag::compute;
+        case value_flow_kind::constant: return trace_tag::constant;
+        case value_flow_kind::new_reference: return trace_tag::new_reference;
+        case value_flow_kind::string_move: return trace_tag::string_move;
+        case value_flow_kind::load:
+        case value_flow_kind::store: break;
+        }
+        return trace_tag::register_access;
+    }
+
     // The allocation shape record that follows an allocation, when there is anything to say. Signal-safe.
     static void put_shape(trace_byte_writer& out, const allocation_shape& shape) noexcept {
         const std::uint8_t flags = (shape.header_bytes != 0 ? trace_tag::shape_has_header : 0) |
@@ -460,6 +520,7 @@ private:
             }
             encode(out, slots_);
             if (!out.overflowed()) {
+                previous_record_access_ = {}; // append(access_event) sets it again after its record
                 used_ += out.size();
                 lost_since_last_record_ = 0;
                 ++events_written_;
@@ -475,8 +536,18 @@ private:
         return false;
     }
 
+    // The record last written in the current block, when it was an access: what an access-register record
+    // (0x66) after it names.
+    struct previous_access {
+        bool written = false;
+        access_kind kind = access_kind::load;
+        address where = 0;
+        std::uint8_t width = 0;
+    };
+
     trace_block_sink sink_;
     std::span<std::byte> buffer_;
+    previous_access previous_record_access_;
     std::size_t used_ = 0; // payload bytes in buffer_, after its block header
     trace_thread_slots slots_;
     std::uint64_t lost_since_last_record_ = 0;

@@ -6,6 +6,7 @@
 #include <array>
 #include <fstream>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,8 @@ struct file_sink {
     }
 };
 
-// Symbols, a run of compact allocations on three threads, a GC with moves, samples, watchpoints, accesses; `variant` varies
+// Symbols, a run of compact allocations on three threads, a GC with moves, samples, watchpoints, accesses and value
+// flow; `variant` varies
 // the block size (one block or several) and the values.
 std::vector<std::byte> make_trace(int variant) {
     file_sink sink{.buffer = std::vector<std::byte>(variant % 2 == 0 ? 4096 : 256)};
@@ -76,17 +78,29 @@ std::vector<std::byte> make_trace(int variant) {
     writer.append(ojx::watchpoint_trap{.slot = 0, .watched_address = base + 8, .value = 42, .width = 8,
         .kind = ojx::access_kind::load, .ip = 0x401010, .thread = 8, .access_context = 3});
     writer.append(ojx::watchpoint_disarm_event{.slot = 0});
-    // A trace of every access: a fill, then runs of two threads' loads and stores (next-access records).
+    // A trace of every access: a fill, then runs of two threads' loads and stores (next-access records), each
+    // with its register (value flow, the access-register form), and the other value flow records between them.
     const std::array<std::byte, 16> filled{std::byte{1}, std::byte{2}, std::byte{3}};
     writer.append(ojx::memory_fill_event{.where = base, .bytes = filled});
+    const std::array<ojx::value_register, 3> sources{1, 2, 255};
     for (int i = 0; i < 12; ++i) {
         const auto kind = i % 3 == 2 ? ojx::access_kind::store : ojx::access_kind::load;
-        writer.append(ojx::access_event{.thread = i < 6 ? 7u : 8u, .ip = 0x401020,
-            .where = base + 8u * static_cast<unsigned>(i),
+        const ojx::address where = base + 8u * static_cast<unsigned>(i);
+        const auto r = static_cast<ojx::value_register>(i + variant);
+        writer.append(ojx::access_event{.thread = i < 6 ? 7u : 8u, .ip = 0x401020, .where = where,
             .value = kind == ojx::access_kind::store ? std::optional<std::uint64_t>(i * 0x0123456789abcdefull * variant)
                                                      : std::nullopt,
             .width = 8, .kind = kind, .context = 2});
+        writer.append(kind == ojx::access_kind::load ? ojx::value_flow_event::load(r, where, 8)
+                                                     : ojx::value_flow_event::store(r, where, 8));
+        writer.append(ojx::value_flow_event::register_move(static_cast<ojx::value_register>(16 + i), r));
     }
+    writer.append(ojx::value_flow_event::compute(sources, ojx::value_register{3}));
+    writer.append(ojx::value_flow_event::compute(std::span(sources).first(1), std::nullopt));
+    writer.append(ojx::value_flow_event::constant(4));
+    writer.append(ojx::value_flow_event::new_reference(5, 2));
+    writer.append(ojx::value_flow_event::load(6, base + 0x100, 4)); // no access before it: the whole form
+    writer.append(ojx::value_flow_event::string_move(base + 0x200, base + 0x100, 64, 8));
     if (variant == 3) {
         // A gap: the pool runs dry for a moment, and the trace says how many events were lost.
         sink.refuse = true;

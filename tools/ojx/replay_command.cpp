@@ -39,6 +39,8 @@ Two kinds of trace, two kinds of question:
   A trace of every access (ojx_synthetic_demo --record-accesses TRACE) holds every load, store and allocation and
   every value memory got. The replay rebuilds memory and runs its own emulated sampler, debug registers and
   profiler against the accesses: it answers every setting below, and knows the truth (every object's contents).
+  One of a copy program (ojx_synthetic_demo --copy-program --record-accesses TRACE) also holds its value flow: the
+  replay rebuilds the copy graphs and the profile has the copy section, sampled by the replay's own sampler.
 
 Settings (default: as recorded; those from --period on need a trace of every access):
 )";

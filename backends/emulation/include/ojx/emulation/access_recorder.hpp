@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ojx::emulation {
@@ -81,6 +82,17 @@ private:
     std::uint64_t collections_ = 0;
 };
 
+// What a trace of every access of an emulated session says of its run: the live profiler's settings and run facts,
+// and how the machine sampled the accesses.
+inline trace_run_description every_access_run(const profiler_config& profiler, std::size_t watchpoint_slots,
+                                              run_facts facts, const session_config& config) {
+    trace_run_description run{profiler, watchpoint_slots, std::move(facts)};
+    run.every_access = true;
+    run.machine = {config.sampler.period, config.sampler.randomized, config.sampler.seed,
+                   std::string(watch_trigger_name(config.trigger))};
+    return run;
+}
+
 // An emulated session (session.hpp) whose every access is recorded: the live profiler works as in a plain
 // session (its profile is the same), and the trace starts with the run's attributes, saying it holds every access
 // and how the machine sampled them.
@@ -91,11 +103,7 @@ public:
 
     access_recording_session(const session_config& config, report_naming naming)
         : live_(config), prof(live_.prof), machine(live_.machine, live_.heap, prof.contexts(), trace.writer(), naming) {
-        trace_run_description run{prof.config(), live_.watchpoints.slot_count(), facts()};
-        run.every_access = true;
-        run.machine = {config.sampler.period, config.sampler.randomized, config.sampler.seed,
-                       std::string(watch_trigger_name(config.trigger))};
-        write_run_header(trace.writer(), run);
+        write_run_header(trace.writer(), every_access_run(prof.config(), live_.watchpoints.slot_count(), facts(), config));
     }
 
     run_facts facts() const { return live_.facts(); }

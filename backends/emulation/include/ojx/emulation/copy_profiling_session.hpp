@@ -25,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace ojx::emulation {
 
@@ -48,6 +49,22 @@ private:
     sampled_copy_graph_builder& builder_;
     std::map<context_id, type_id> types_;
 };
+
+// How the copy samples were taken, as the copy section says it.
+inline std::string copy_sampling_note(const emulated_sampler& sampler, std::uint32_t bound) {
+    return std::string(sampler.name()) + ": each sampled load followed for " + std::to_string(bound) +
+           " value flow events";
+}
+
+// The copy section of a profile: the builder's sampled graph and counters, each context named from `tree` with the
+// type first allocated there. A live session and a replay of its trace (backends/replay) write it alike.
+template <class Tree>
+copy_profile copy_section_of(const sampled_copy_graph_builder& builder, const copy_sampling& sampling,
+                             const Tree& tree, std::string note, const report_naming& naming) {
+    return copy_profile_of(builder.graph(), builder.stats(), std::move(note), [&](context_id context) {
+        return name_copy_site(tree, context, sampling.type_of(context), naming);
+    });
+}
 
 template <class Policies = policies<>>
 class copy_profiling_session {
@@ -75,17 +92,14 @@ public:
     run_facts facts() const { return emulation_facts<Policies>(sampler, watchpoints); }
 
     // How the copy samples were taken, as the copy section says it.
-    std::string copy_sampling_note() const {
-        return std::string(sampler.name()) + ": each sampled load followed for " + std::to_string(bound_) +
-               " value flow events";
-    }
+    std::string copy_sampling_note() const { return emulation::copy_sampling_note(sampler, bound_); }
+
+    std::uint32_t bound() const noexcept { return bound_; }
 
     // The profile of the run so far: the replica report's contexts and the sampled copy graph.
     ojx::profile profile(const report_naming& naming) const {
         ojx::profile p = profile_of(prof.report(), prof.contexts(), naming, facts());
-        p.copies = copy_profile_of(builder.graph(), builder.stats(), copy_sampling_note(), [&](context_id context) {
-            return name_copy_site(prof.contexts(), context, sampling.type_of(context), naming);
-        });
+        p.copies = copy_section_of(builder, sampling, prof.contexts(), copy_sampling_note(), naming);
         return p;
     }
 

@@ -4,6 +4,7 @@
 // a trace of every access by access_replay.hpp. What `ojx replay` and the tests call.
 #pragma once
 
+#include "ojx/profile_writer.hpp"
 #include "ojx/profiler.hpp"
 #include "ojx/replay/access_replay.hpp"
 #include "ojx/replay/replay_memory.hpp"
@@ -31,6 +32,8 @@ struct replayed_profile {
     // A trace of every access: the accesses the replayed machine saw and the traps its debug registers took.
     std::uint64_t accesses = 0;
     std::uint64_t traps = 0;
+    // A trace of every access with value flow: the copy graphs the replay rebuilt.
+    std::optional<replayed_copies> copies;
 };
 
 namespace detail {
@@ -72,11 +75,9 @@ inline void replay_recorded_accesses(replayed_profile& result, std::span<const s
     const bool known = with_policies<access_replay_policies>(
         run.facts.replacement, run.facts.pairing, [&]<class Policies>(std::type_identity<Policies>) {
             auto outcome = replay_every_access<Policies>(
-                file, name, config, run.facts,
-                [&](const replica_report& report, const context_tree& tree, const report_naming& naming,
-                    const run_facts& facts) {
+                file, name, config, run.facts, [&](const profile& made) {
                     std::ostringstream out;
-                    write_json(out, report, tree, naming, facts);
+                    write_profile_json(out, made);
                     result.json = out.str();
                 });
             result.replay = std::move(outcome.replay);
@@ -84,6 +85,7 @@ inline void replay_recorded_accesses(replayed_profile& result, std::span<const s
             result.facts = std::move(outcome.facts);
             result.accesses = outcome.accesses;
             result.traps = outcome.traps;
+            result.copies = std::move(outcome.copies);
         });
     if (!known)
         result.error = std::string(name) + ": the recording used pairing '" + run.facts.pairing + "' and replacement '" +

@@ -210,6 +210,8 @@ private:
     // A trace of every access is replayed by access_replay.hpp (replay_profile sends it there).
     void deliver(const access_event&) {}
     void deliver(const memory_fill_event&) {}
+    // Value flow is replayed with every access (access_replay.hpp): samples alone cannot follow it.
+    void deliver(const value_flow_event&) {}
 
     template <class Deliver>
     void consume(Deliver deliver_to_profiler) {
