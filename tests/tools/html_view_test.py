@@ -367,6 +367,10 @@ def run_checks(driver, page, name, copies_expected, artefacts, steps):
         if not all(number in shown for number in expected):
             raise Failure(f"the details panel's allocations read {shown!r}, not the profile's {expected}")
         steps.append(f"details list the allocations: {shown}")
+    # Nothing the page's code left out shows as a word of its own (replaceChildren writes null as "null").
+    panel = driver.text(driver.find_one("#details"))
+    if any(word in panel.split() for word in ("null", "undefined")):
+        raise Failure(f"the details panel shows a missing value as text: {panel[:300]!r}")
     # The click zoomed into the context: its box now spans the view; Reset zoom brings every context back.
     zoomed = driver.script(f"const b = document.querySelector('{box_css}'), f = document.getElementById('flame-nodes');"
                            "return b.getBoundingClientRect().width / f.clientWidth")
