@@ -17,9 +17,9 @@
 #include "ojx/profile.hpp"
 #include "ojx/profile_writer.hpp"
 #include "ojx/report.hpp"
+#include "output_file.hpp"
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -119,14 +119,18 @@ std::vector<context_shape> planted_program() {
     return shapes;
 }
 
-// Writes the JSON profile to `path`, whole or not at all; false (having said why) when it cannot.
+// Writes the JSON profile to `path` as the ojx command writes its files (output_file.hpp): a regular file whole
+// or not at all, a device or FIFO written through (--json /dev/null discards it); false (having said why) when it
+// cannot.
 bool write_profile_file(const std::string& path, const profile& p) {
-    std::ofstream out(path + ".tmp");
-    write_profile_json(out, p);
-    out.close();
-    if (!out || std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
-        std::cerr << "ojx_synthetic_demo: cannot write the profile to '" << path << "'\n";
-        std::remove((path + ".tmp").c_str());
+    tool::output_file out(path);
+    std::optional<std::string> error = out.ok() ? std::nullopt : std::optional<std::string>(out.error());
+    if (!error) {
+        write_profile_json(out.stream(), p);
+        error = out.commit();
+    }
+    if (error) {
+        std::cerr << "ojx_synthetic_demo: cannot write the profile: " << *error << '\n';
         return false;
     }
     std::cout << "\nProfile written to " << path << '\n';

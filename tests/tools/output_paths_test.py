@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """End-to-end: the `ojx` command writes the files it is asked for as asked, never replacing what the path names.
 
-usage: output_paths_test.py OJX PROFILE WORKDIR              the outputs of `merge -o` and `report --html/--pprof`
+usage: output_paths_test.py OJX PROFILE WORKDIR [DEMO]       the outputs of `merge -o` and `report --html/--pprof`
+                                                             (and of ojx_synthetic_demo --json, when given)
        output_paths_test.py --planted-link OJX PROFILE WORKDIR   as root: a planted link is refused
 
 Checks (the first form): /dev/null stays a character device after `merge -o /dev/null` and `report --html
 /dev/null --pprof /dev/null`; a FIFO given to -o is written through to its reader (the bytes of the same merge
 written to a file) and stays a FIFO; a symbolic link given to -o stays a link and its target gets the output; a
-new output is created 0600.
+new output is created 0600. The emulation demo, when given, writes its --json profile through a FIFO, which stays.
 The second form, which needs root (it exits 77, a skip, otherwise): a link in a world-writable sticky directory,
 owned by a uid that owns neither the directory nor runs ojx, pointing at a root-only file, is refused with exit 1
 and a message naming it, and that file is untouched — the kernel's protected_symlinks rule, which ojx applies
@@ -65,6 +66,20 @@ def outputs(command, profile, work):
           "merge -o LINK writes the link's target and the link stays", result.stderr.decode())
 
 
+def demo_through_fifo(demo, work):
+    fifo = os.path.join(work, "demo-pipe")
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(open(fifo, "rb").read()))
+    reader.start()
+    result = subprocess.run([demo, "--json", fifo], capture_output=True, timeout=120)
+    reader.join(timeout=30)
+    check(result.returncode == 0 and received and received[0].startswith(b"{") and
+          stat.S_ISFIFO(os.lstat(fifo).st_mode),
+          "ojx_synthetic_demo --json FIFO writes the profile through to its reader and the FIFO stays",
+          result.stderr.decode())
+
+
 def planted_link(command, profile, work):
     if os.geteuid() != 0:
         print("skipped: a link owned by another uid can only be made by root (lchown), and the rule matters as root")
@@ -96,13 +111,15 @@ def main():
     planted = args[:1] == ["--planted-link"]
     if planted:
         args = args[1:]
-    if len(args) != 3:
+    if len(args) not in (3, 4) or (planted and len(args) != 3):
         sys.exit(__doc__)
-    command, profile, work = (os.path.abspath(a) for a in args)
+    command, profile, work = (os.path.abspath(a) for a in args[:3])
     work = os.path.join(work, "planted" if planted else "outputs")
     subprocess.run(["rm", "-rf", work], check=True)
     os.makedirs(work)
     status = planted_link(command, profile, work) if planted else outputs(command, profile, work)
+    if len(args) == 4:
+        demo_through_fifo(os.path.abspath(args[3]), work)
     if status == 77:
         return 77
     print(f"{len(problems)} problem(s)" if problems else "all output path checks passed")
