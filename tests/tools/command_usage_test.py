@@ -20,7 +20,7 @@ import sys
 problems = []
 
 # Options a command's help names that are another command's or program's, which the help tells about.
-OTHERS_OPTIONS = {"attach": {"--stop"}, "replay": {"--record", "--record-accesses"}}
+OTHERS_OPTIONS = {"attach": {"--stop"}, "replay": {"--record", "--record-accesses", "--copy-program"}}
 
 
 def check(condition, message, detail=""):
