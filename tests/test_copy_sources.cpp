@@ -38,7 +38,8 @@ struct two_sites {
 two_sites sample_section() {
     const std::vector<copy_site> names = {{"byte[]", {"Codec.toByteArray()", "main()"}},
                                           {"byte[]", {"Codec.serialize()", "main()"}}};
-    const copy_node serialize = copy_node::field(1, copy_node::elements), to_bytes = copy_node::field(0, copy_node::elements);
+    const copy_node serialize = copy_node::field(1, copy_node::elements);
+    const copy_node to_bytes = copy_node::field(0, copy_node::elements);
     sampled_copy_graph graph;
     graph.add({serialize, to_bytes, 8}, at_period_64(22));                        // 11264 bytes
     graph.add({serialize, to_bytes, 4}, at_period_64(2));                         // 512 bytes
@@ -122,7 +123,8 @@ TEST_CASE("the text report says under a site's row where its contents were copie
     INFO(text);
     const copied_contents into = copied_into(s.copies, s.copied, level);
     const auto range = [](const copy_estimate& e) {
-        return "[" + report_detail::bytes(e.bytes_interval.low) + ", " + report_detail::bytes(e.bytes_interval.high) + "]";
+        using report_detail::bytes;
+        return "[" + bytes(e.bytes_interval.low) + ", " + bytes(e.bytes_interval.high) + "]";
     };
     CHECK(text.find("        copied from byte[] elements at Codec.serialize()  (~11.5 KiB " +
                     range(into.sources[0].estimate) + ", 92%)\n        copied from untracked memory  (~1.0 KiB " +
@@ -150,7 +152,8 @@ TEST_CASE("beyond three sources the text report names the two heaviest and sums 
     const std::vector<copy_site> names = {{"long[]", {"sink()"}}};
     const copy_node sink = copy_node::field(0, copy_node::elements);
     sampled_copy_graph graph;
-    for (std::uint64_t i = 0; i < 4; ++i) graph.add({copy_node::static_location(0x1000 + 8 * i), sink, 8}, at_period_64(4 - i));
+    for (std::uint64_t i = 0; i < 4; ++i)
+        graph.add({copy_node::static_location(0x1000 + 8 * i), sink, 8}, at_period_64(4 - i));
     const copy_profile copies = copy_profile_of(graph, {}, "period 64", [&](context_id c) { return names.at(c); });
     context_profile c;
     c.type = "long[]";
@@ -193,13 +196,14 @@ TEST_CASE("an emulated copy profiling session: a planted clone's site reports it
             const std::optional<copied_contents> into = copied_into(*p.copies, *context, level);
             REQUIRE(into);
             const copy_source& top = into->sources.front();
-            CHECK(top.from == copy_node::field(*copy_site_of(*p.copies, source.type, source.frames), copy_node::elements));
+            const context_id from = *copy_site_of(*p.copies, source.type, source.frames);
+            CHECK(top.from == copy_node::field(from, copy_node::elements));
             CHECK(top.share >= 0.9);
             std::ostringstream out;
             write_text_report(out, {}, p.run, {*context}, {}, {}, &*p.copies);
             INFO(out.str());
-            CHECK(out.str().find("        copied from " + source.type + " elements at " + source.frames.front() + "  (~") !=
-                  std::string::npos);
+            const std::string line = "        copied from " + source.type + " elements at " + source.frames.front();
+            CHECK(out.str().find(line + "  (~") != std::string::npos);
         }
     }
 }
