@@ -6,6 +6,7 @@
 
 #include "ojx/copy_estimate.hpp"
 #include "ojx/copy_graph.hpp"
+#include "ojx/copy_node_names.hpp"
 #include "ojx/copy_profile.hpp"
 #include "ojx/hot_copy_chains.hpp"
 #include "ojx/text_report.hpp"
@@ -22,34 +23,6 @@ namespace ojx {
 
 inline constexpr std::size_t copies_view_edges = 10;  // edges listed, heaviest first
 inline constexpr std::size_t copies_view_chains = 5;  // chains listed, heaviest first
-
-// A node without its allocation context: "Record+8", "long[] elements" (every element), "new Record" (fresh
-// references), "static 0x…" ("untracked memory" for address 0, where a backend that knows no statics puts every
-// location outside its tracked objects: followed_copy_graph.hpp), "(computed on)".
-inline std::string copy_location_name(const copy_profile& copies, const copy_node& node) {
-    switch (node.kind) {
-    case copy_node_kind::field:
-        return copies.sites.at(node.site).type +
-               (node.offset == copy_node::elements ? std::string(" elements") : "+" + std::to_string(node.offset));
-    case copy_node_kind::allocation: return "new " + copies.sites.at(node.site).type;
-    case copy_node_kind::static_location: {
-        if (node.offset == 0) return "untracked memory";
-        char text[32];
-        std::snprintf(text, sizeof text, "static 0x%llx", static_cast<unsigned long long>(node.offset));
-        return text;
-    }
-    case copy_node_kind::consumer: break;
-    }
-    return "(computed on)";
-}
-
-// A node as the view names it: its location, and where a site is named, " at " its leaf frame.
-inline std::string copy_node_name(const copy_profile& copies, const copy_node& node) {
-    std::string name = copy_location_name(copies, node);
-    if (!names_site(node)) return name;
-    const copy_site& s = copies.sites.at(node.site);
-    return name + " at " + (s.frames.empty() ? std::string("(no frames)") : s.frames.front());
-}
 
 // "A -> B -> C": a chain's nodes named.
 inline std::string copy_chain_name(const copy_profile& copies, const copy_chain& chain) {

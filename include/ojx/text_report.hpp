@@ -4,6 +4,8 @@
 // where the replicas are used — what a busy engineer needs to pick the site to fix. Not for signal handlers.
 #pragma once
 
+#include "ojx/copy_node_names.hpp"
+#include "ojx/copy_sources.hpp"
 #include "ojx/profile.hpp"
 #include "ojx/site_selection.hpp"
 
@@ -111,7 +113,39 @@ inline void write_allocation_lines(std::ostream& out, const named_allocations& a
     if (a.other.seen > 0) line("objects of other types", a.other);
 }
 
-inline void write_site(std::ostream& out, std::size_t rank, const context_profile& c, const text_options& options) {
+// Sources listed under a site's row: the heaviest, and where there are more, the rest summed on the last line.
+inline constexpr std::size_t copy_sources_shown = 3;
+
+// Where the site's contents were copied from, where the copy section has copies into it (copy_sources.hpp): one
+// line per source, heaviest first, with its bytes, their interval and its share.
+inline void write_copy_sources(std::ostream& out, const copied_contents& contents, const copy_profile& copies,
+                               const text_options& options) {
+    const auto line = [&](const std::string& from, double bytes_copied, std::optional<interval> range, double share) {
+        out << "        copied from " << from << "  (~" << bytes(bytes_copied);
+        if (range) out << " [" << bytes(range->low) << ", " << bytes(range->high) << ']';
+        out << ", " << percent(share) << ")\n";
+    };
+    const std::size_t named = contents.sources.size() > copy_sources_shown ? copy_sources_shown - 1
+                                                                           : contents.sources.size();
+    for (std::size_t i = 0; i < named; ++i) {
+        const copy_source& s = contents.sources[i];
+        line(copy_node_name(copies, s.from), s.estimate.bytes, s.estimate.bytes_interval, s.share);
+        if (names_site(s.from) && !copies.sites.at(s.from.site).frames.empty())
+            write_source(out, copies.sites.at(s.from.site).frames.front(), options);
+    }
+    if (named == contents.sources.size()) return;
+    double rest = 0, rest_share = 0;
+    for (std::size_t i = named; i < contents.sources.size(); ++i) {
+        rest += contents.sources[i].estimate.bytes;
+        rest_share += contents.sources[i].share;
+    }
+    line(std::to_string(contents.sources.size() - named) + " other sources", rest, std::nullopt, rest_share);
+}
+
+// `copies`: the profile's copy section, if it has one; a site it has copies into says where they came from, with
+// intervals at `level`.
+inline void write_site(std::ostream& out, std::size_t rank, const context_profile& c, const text_options& options,
+                       const copy_profile* copies, double level) {
     const replica_estimate& e = c.estimate;
     const site_estimate& s = c.combined;
     const bool whole = s.basis == evidence_basis::whole_objects;
@@ -142,6 +176,9 @@ inline void write_site(std::ostream& out, std::size_t rank, const context_profil
         out << "        near-replicas (not identical): " << c.near.near << " of " << c.identical.objects
             << " objects digested whole share " << percent(c.near.shared_fraction)
             << " of their contents with one representative\n";
+    if (copies)
+        if (const std::optional<copied_contents> contents = copied_into(*copies, c, level))
+            write_copy_sources(out, *contents, *copies, options);
     // The table names only where the objects were used (an access context's leaf).
     const auto uses = uses_by_leaf(c.accesses, [](const named_access_context& a) {
         return a.frames.empty() ? std::string("?") : a.frames.front();
@@ -159,10 +196,11 @@ inline void write_site(std::ostream& out, std::size_t rank, const context_profil
 
 } // namespace report_detail
 
-// `sources_read` names the profiles read; `sites` are the sites to list, best first.
+// `sources_read` names the profiles read; `sites` are the sites to list, best first; `copies`, the profile's copy
+// section where it has one: each site it has copies into says where its contents were copied from.
 inline void write_text_report(std::ostream& out, const std::vector<std::string>& sources_read, const run_profile& run,
                        const std::vector<context_profile>& sites, const site_totals& totals,
-                       const text_options& options) {
+                       const text_options& options, const copy_profile* copies = nullptr) {
     using namespace report_detail;
     out << "ojx replica report";
     for (std::size_t i = 0; i < sources_read.size() && i < 3; ++i) out << (i ? ", " : ": ") << sources_read[i];
@@ -206,12 +244,17 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
                   "  #  theta  [%3s int.]  largest group    evidence  objects   obj size  saves >=    ",
                   percent(run.estimator.confidence).c_str());
     out << header << "allocation site\n";
-    for (std::size_t i = 0; i < sites.size(); ++i) write_site(out, i + 1, sites[i], options);
+    for (std::size_t i = 0; i < sites.size(); ++i)
+        write_site(out, i + 1, sites[i], options, copies, run.estimator.confidence);
     out << "evidence: what each row rests on: N whole (objects digested whole: theta is the fraction of their pairs\n"
            "that are identical, largest group the interval of its share) or N cmp (sampled comparisons: theta is how\n"
            "often two objects compared equal, largest group the bounds omega..gamma). saves >=: bytes that sharing one\n"
            "copy would at least save. Near-replicas differ in a few words: a finding of their own, never counted as\n"
            "identical.\n";
+    if (copies)
+        out << "copied from: where a site's objects' contents were copied from, by the profile's copy section\n"
+               "(estimated bytes with their interval, and their share of all the bytes copied into the site's\n"
+               "objects).\n";
     if (std::any_of(sites.begin(), sites.end(), [](const context_profile& c) { return c.allocations_estimated(); }))
         out << "~: estimated from sampled allocations (objects and savings are of all the allocations, scaled).\n";
 }
@@ -221,7 +264,8 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
                               std::size_t top, const text_options& options = {}) {
     site_selection table(top, [](const context_profile& c) { return c.combined.reported(); });
     for (const context_profile& c : p.contexts) table.add(c);
-    write_text_report(out, sources_read, p.run, table.best(), table.totals(), options);
+    write_text_report(out, sources_read, p.run, table.best(), table.totals(), options,
+                      p.copies ? &*p.copies : nullptr);
 }
 
 } // namespace ojx

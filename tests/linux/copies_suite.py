@@ -11,7 +11,10 @@ seconds at 1000 samples/s gives many times over):
     MIN_SAMPLES samples over the runs together; no edge goes the other way;
   - no control site's objects are copied into any tracked object (no edge from make_summed or make_computed_from
     to a site's node), and their loads are seen consumed (edges into the consumer);
-  - no edge from the source into a control's site.
+  - no edge from the source into a control's site;
+  - with OJX set to the ojx command: in `ojx report`'s replica table, each planted site's row that is listed says
+    its contents were copied from make_source (its first "copied from" line), in at least one run for each, and no
+    control's row says it was copied into.
 
 usage: copies_suite.py AGENT.so PROGRAM WORKDIR [RUNS] [SECONDS]
 """
@@ -31,6 +34,32 @@ def site_of(sites, function):
         if any(function + "(" in frame for frame in site["frames"][:4]):
             return index
     return None
+
+
+def report_rows(ojx, profile):
+    """The rows of `ojx report PROFILE`'s replica table: its lines by the row's first line (rank, numbers, site)."""
+    text = subprocess.run([ojx, "report", profile], capture_output=True, text=True, check=True, timeout=60).stdout
+    table = text.split("allocation site\n", 1)[1].split("\nevidence:", 1)[0]
+    blocks = [block.strip("\n").splitlines() for block in table.split("\n\n")]
+    return {lines[0]: lines[1:] for lines in blocks if lines}
+
+
+def check_report(ojx, profile_path, totals):
+    """The text report's "copied from" lines: make_source first for the planted sites, none for the controls."""
+    problems = []
+    for first, lines in report_rows(ojx, profile_path).items():
+        copied = [line.strip() for line in lines if line.strip().startswith("copied from ")]
+        for name in PLANTED:
+            if " at (anonymous namespace)::" + name + "(" not in first:
+                continue
+            if not copied or "make_source(" not in copied[0]:
+                problems.append(f"the report's row of {name} does not say it was copied from make_source: {lines}")
+            else:
+                totals[name + " in the report"] = totals.get(name + " in the report", 0) + 1
+        for name in CONTROLS + ["make_computed"]:
+            if " at (anonymous namespace)::" + name + "(" in first and copied:
+                problems.append(f"the report's row of the control {name} says it was copied into: {copied}")
+    return problems
 
 
 def run(agent, program, workdir, seed, seconds):
@@ -105,17 +134,26 @@ def main(argv):
     agent, program, workdir = argv[1], argv[2], argv[3]
     runs = int(argv[4]) if len(argv) > 4 else 3
     seconds = float(argv[5]) if len(argv) > 5 else 3
+    ojx = os.environ.get("OJX")
     os.makedirs(workdir, exist_ok=True)
     totals = {}
     problems = []
     for seed in range(1, runs + 1):
         result, profile = run(agent, program, workdir, seed, seconds)
-        problems += [f"seed {seed}: {p}" for p in check_run(result, profile, totals)]
+        found = check_run(result, profile, totals)
+        if ojx and result.returncode == 0:
+            found += check_report(ojx, profile, totals)
+        problems += [f"seed {seed}: {p}" for p in found]
     print("samples over all runs:", totals)
     for name in PLANTED:
         if totals.get(name, 0) < MIN_SAMPLES:
             problems.append(f"make_source -> {name}: {totals.get(name, 0)} samples over {runs} runs, fewer than "
                             f"{MIN_SAMPLES}")
+    if not ojx:
+        print("the report's \"copied from\" lines not checked: OJX (the ojx command) is not set")
+    for name in PLANTED if ojx else []:
+        if totals.get(name + " in the report", 0) == 0:
+            problems.append(f"no run's report lists {name}'s row saying it was copied from make_source")
     for name in CONTROLS:
         if totals.get(name + " consumed", 0) == 0:
             problems.append(f"the control {name}'s loads were never seen consumed")

@@ -13,7 +13,9 @@ as an engineer would use it:
   - a click on a column header sorts the table by that column (and a second click reverses it);
   - a page whose data has a copy section shows its copies view: a row per edge in the data, the top edge's
     bytes and interval and its nodes' names, and each hot copy chain's bytes and nodes in order; a page without
-    one has no copies view at all. --copies or --no-copies says which the page must be.
+    one has no copies view at all. --copies or --no-copies says which the page must be. With --copies the planted
+    context's details panel says where its contents were copied from: each source of the data with its share,
+    name and bytes; without a copy section no context's panel says so.
 
 Screenshots go to ARTEFACT_DIR. Standard library only.
 
@@ -256,6 +258,38 @@ def node_names(driver, css):
     return driver.script("return [...document.querySelectorAll(arguments[0])].map(e => e.textContent)", css)
 
 
+def check_copied_from(driver, data, context, expected, steps):
+    """The details panel shown (the planted context's): where its contents were copied from, as its data says."""
+    copied = context.get("copied_from")
+    if expected and copied is None:
+        raise Failure("the planted context's data says nothing of where its contents were copied from")
+    if copied is None or data.get("copies") is None:
+        if copied is not None or driver.script("return document.getElementById('copied-from') !== null"):
+            raise Failure("a page without a copy section says where a context's contents were copied from")
+        return
+    item = '#copied-from li[data-source-index="{}"]'
+    shown = driver.script("return document.querySelectorAll('#copied-from li[data-source-index]').length")
+    if shown != len(copied["sources"]):
+        raise Failure(f"the details panel lists {shown} sources of the contents, the data {len(copied['sources'])}")
+    for index, source in enumerate(copied["sources"]):
+        css = item.format(index)
+        share = driver.text(driver.find_one(f'{css} [data-field="copied-share"]'))
+        expect_close(f"source {index}'s share", percents(share), [source["share"]])
+        names = node_names(driver, f'{css} [data-field="copy-node"]')
+        if names != [source["from"]["name"]]:
+            raise Failure(f"source {index} is named {names}, the data {source['from']['name']!r}")
+        amount = re.fullmatch(r"~(.+) \[(.+), (.+)\]",
+                              driver.text(driver.find_one(f'{css} [data-field="copied-bytes"]')))
+        if not amount:
+            raise Failure(f"source {index}'s bytes are not '~bytes [low, high]'")
+        for shown_bytes, expected_bytes in zip(amount.groups(), [source["estimate"]["bytes"]] +
+                                               source["estimate"]["bytes_ci"]):
+            expect_bytes(f"source {index}'s bytes", shown_bytes, expected_bytes)
+    first = copied["sources"][0]
+    steps.append(f"details: contents copied from {len(copied['sources'])} source(s), the first "
+                 f"{first['from']['name']} ({100 * first['share']:.1f}%)")
+
+
 def check_copies(driver, data, expected, artefacts, steps):
     """The copies view: as the data's copy section says where it has one, absent where it has none."""
     copies = data.get("copies")
@@ -367,6 +401,7 @@ def run_checks(driver, page, name, copies_expected, artefacts, steps):
         if not all(number in shown for number in expected):
             raise Failure(f"the details panel's allocations read {shown!r}, not the profile's {expected}")
         steps.append(f"details list the allocations: {shown}")
+    check_copied_from(driver, data, context, copies_expected, steps)
     # Nothing the page's code left out shows as a word of its own (replaceChildren writes null as "null").
     panel = driver.text(driver.find_one("#details"))
     if any(word in panel.split() for word in ("null", "undefined")):

@@ -76,13 +76,14 @@ const T& pick(const std::vector<T>& from, std::mt19937& random) {
 }
 
 // A sampled copy graph as a merge of two runs at periods 64 and 256 gives: decoded records copied into the planted
-// arrays (the heaviest copy, by far), a static table read into records, fresh references stored, a site with no
-// frames, and uses by computations, which are not copies.
-copy_profile make_copies() {
+// arrays (the heaviest copy, by far; `planted_frames`, the planted context's, name them as a profile does), a
+// static table read into records, fresh references stored, a site with no frames, and uses by computations, which
+// are not copies.
+copy_profile make_copies(const std::vector<std::string>& planted_frames) {
     const std::vector<copy_site> sites = {
         {"com.acme.ingest.Record", {"com.acme.ingest.Decoder.next(Decoder.java:58)",
                                     "org.apache.spark.executor.Executor$TaskRunner.run(Executor.scala:551)"}},
-        {"byte[]", {planted_site, "com.acme.ingest.ColumnChunkLoader.load(ColumnChunkLoader.java:64)"}},
+        {"byte[]", planted_frames},
         {"com.acme.model.Address", {"com.acme.model.Address.<init>(Address.java:23)"}},
         {"java.lang.Object[]", {}}};
     const copy_node record8 = copy_node::field(0, 8), pages = copy_node::field(1, copy_node::elements);
@@ -154,10 +155,11 @@ profile make_profile(std::size_t count) {
         return accesses;
     };
 
+    const std::vector<std::string> planted_frames = {
+        planted_site, "com.acme.ingest.ColumnChunkLoader.load(ColumnChunkLoader.java:64)", middle[0], outer[2],
+        outer[1], outer[0]};
     p.contexts.push_back(make_context(
-        "byte[]",
-        {planted_site, "com.acme.ingest.ColumnChunkLoader.load(ColumnChunkLoader.java:64)", middle[0], outer[2],
-         outer[1], outer[0]},
+        "byte[]", planted_frames,
         40'000, 2'048, 0.9, 600,
         {{{"com.acme.ingest.DictionaryPageReader.decode(DictionaryPageReader.java:240)", middle[0], outer[0]}, 1'570},
          {{"java.util.Arrays.equals(Arrays.java:2646)", "com.acme.ingest.Dedup.seen(Dedup.java:31)", outer[0]}, 310}},
@@ -192,7 +194,7 @@ profile make_profile(std::size_t count) {
     }
     std::sort(p.contexts.begin(), p.contexts.end(),
               [](const context_profile& a, const context_profile& b) { return ranks_before(a, b); });
-    p.copies = make_copies();
+    p.copies = make_copies(planted_frames);
     return p;
 }
 

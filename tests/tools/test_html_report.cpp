@@ -1,12 +1,13 @@
 // The HTML report's page as text: self-contained (nothing to fetch), the profile's data inert inside its
 // <script> element whatever the names in it, complete for the top contexts and only those, the title escaped;
-// a copy section's heaviest edges and hot chains as the text report's copies view names and estimates them, and
-// no copies view at all without one. What the page does with the data in a browser is html_view_test.py's
-// business.
+// a copy section's heaviest edges and hot chains as the text report's copies view names and estimates them, where
+// each context's contents were copied from as the text report's lines say, and no copies view at all without one.
+// What the page does with the data in a browser is html_view_test.py's business.
 #include "html_report.hpp"
 
 #include "ojx/copies_view.hpp"
 #include "ojx/copy_profile.hpp"
+#include "ojx/copy_sources.hpp"
 
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
@@ -332,6 +333,45 @@ TEST_CASE("the HTML report carries a copy section's heaviest edges and hot chain
                        "pkg.Tag</script><b>&amp;</b>+16 at pkg.Html.render(Html.java:5) <script>"});
     CHECK(page["chains"][0]["bytes"].GetUint64() == 20 * 64 * 8);
     CHECK(page["chains"][1]["nodes"][0]["name"].GetString() == std::string("static 0x7f3a00001000"));
+}
+
+TEST_CASE("a context's details say where its contents were copied from, as the text report does") {
+    profile p = sample_profile();
+    // A context that is the section's array site, fed by the records and by untracked memory.
+    p.contexts.insert(p.contexts.begin() + 1, make_context("byte[]", {"pkg.Pages.read(Pages.java:7)"}, 0.6, true));
+    p.copies = sample_copies();
+    copy_profile& copies = *p.copies;
+    const copy_node pages = copy_node::field(*copy_site_of(copies, "byte[]", {"pkg.Pages.read(Pages.java:7)"}),
+                                             copy_node::elements);
+    for (int i = 0; i < 10; ++i) copies.graph.add({copy_node::static_location(0), pages, 8}, 64);
+    const std::string text = data_text(html_of(p));
+    rapidjson::Document data;
+    data.Parse(text.c_str(), text.size());
+    REQUIRE_FALSE(data.HasParseError());
+    const auto& contexts = data["contexts"];
+    REQUIRE(contexts.Size() == 6);
+    REQUIRE(contexts[1].HasMember("copied_from"));
+    for (rapidjson::SizeType i = 0; i < contexts.Size(); ++i)
+        if (i != 1) CHECK_FALSE(contexts[i].HasMember("copied_from"));
+    const auto& copied = contexts[1]["copied_from"];
+    const copied_contents expected = *copied_into(copies, p.contexts[1], p.run.estimator.confidence);
+    CHECK(copied["copied"]["bytes"].GetDouble() == Approx(40 * 64 * 8));
+    CHECK(copied["copied"]["bytes_ci"][0].GetDouble() == Approx(expected.copied.bytes_interval.low));
+    CHECK(copied["copied"]["bytes_ci"][1].GetDouble() == Approx(expected.copied.bytes_interval.high));
+    const auto& sources = copied["sources"];
+    REQUIRE(sources.Size() == 2);
+    CHECK(sources[0]["from"]["name"].GetString() == std::string("pkg.Record+8 at pkg.Decoder.next(Decoder.java:58)"));
+    CHECK(names_of(sources[0]["from"]["frames"], data["strings"]) ==
+          std::vector<std::string>{"pkg.Decoder.next(Decoder.java:58)", "pkg.Main.main(Main.java:10)"});
+    CHECK(sources[0]["share"].GetDouble() == Approx(0.75));
+    CHECK(sources[0]["estimate"]["bytes"].GetDouble() == Approx(30 * 64 * 8));
+    CHECK(sources[0]["estimate"]["bytes_ci"][0].GetDouble() == Approx(expected.sources[0].estimate.bytes_interval.low));
+    CHECK(sources[0]["estimate"]["bytes_ci"][1].GetDouble() ==
+          Approx(expected.sources[0].estimate.bytes_interval.high));
+    CHECK(sources[1]["from"]["name"].GetString() == std::string("untracked memory"));
+    CHECK_FALSE(sources[1]["from"].HasMember("frames"));
+    CHECK(sources[1]["share"].GetDouble() == Approx(0.25));
+    CHECK(sources[1]["estimate"]["bytes"].GetDouble() == Approx(10 * 64 * 8));
 }
 
 TEST_CASE("the HTML report of a profile without a copy section has no copies view") {

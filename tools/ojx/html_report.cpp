@@ -6,11 +6,13 @@
 #include "report_template.hpp"
 
 #include "ojx/copies_view.hpp"
+#include "ojx/copy_sources.hpp"
 #include "ojx/report.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -103,7 +105,48 @@ void append_allocations(std::string& json, const context_profile& c) {
     json += "]}";
 }
 
-void append_context(std::string& json, const context_profile& c, std::size_t rank, string_table& strings) {
+// A copy graph's node as the text view names it, and its allocation context's frames where it names one.
+void append_copy_node(std::string& json, const copy_profile& copies, const copy_node& node, string_table& strings) {
+    json += "{\"name\":";
+    append_string(json, copy_node_name(copies, node));
+    if (names_site(node)) {
+        json += ",\"frames\":";
+        append_frames(json, copies.sites.at(node.site).frames, strings);
+    }
+    json += '}';
+}
+
+void append_copy_estimate(std::string& json, const copy_estimate& e) {
+    json += "{\"copies\":" + report_detail::number(e.copies) + ",\"bytes\":" + report_detail::number(e.bytes) +
+            ",\"bytes_ci\":";
+    append_interval(json, e.bytes_interval);
+    json += '}';
+}
+
+// Where the context's contents were copied from (copy_sources.hpp), as the text report's "copied from" lines say:
+// {"copied", "sources": [{"from", "share", "estimate"}] (heaviest first)}; nothing where the copy section has no
+// copies into the context, or no section.
+void append_copied_from(std::string& json, const copy_profile& copies, const context_profile& c, double level,
+                        string_table& strings) {
+    const std::optional<copied_contents> contents = copied_into(copies, c, level);
+    if (!contents) return;
+    json += ",\"copied_from\":{\"copied\":";
+    append_copy_estimate(json, contents->copied);
+    json += ",\"sources\":[";
+    for (std::size_t i = 0; i < contents->sources.size(); ++i) {
+        const copy_source& source = contents->sources[i];
+        json += i ? ",{\"from\":" : "{\"from\":";
+        append_copy_node(json, copies, source.from, strings);
+        json += ",\"share\":" + report_detail::number(source.share) + ",\"estimate\":";
+        append_copy_estimate(json, source.estimate);
+        json += '}';
+    }
+    json += "]}";
+}
+
+// `copies`: the profile's copy section, if it has one (estimates at `level`).
+void append_context(std::string& json, const context_profile& c, std::size_t rank, const copy_profile* copies,
+                    double level, string_table& strings) {
     using report_detail::number;
     const replica_estimate& e = c.estimate;
     json += "{\"rank\":" + std::to_string(rank) + ",\"type\":" + std::to_string(strings.index(c.type));
@@ -146,7 +189,9 @@ void append_context(std::string& json, const context_profile& c, std::size_t ran
         append_frames(json, c.accesses[i].frames, strings);
         json += ",\"samples\":" + std::to_string(c.accesses[i].samples) + '}';
     }
-    json += "]}";
+    json += ']';
+    if (copies) append_copied_from(json, *copies, c, level, strings);
+    json += '}';
 }
 
 void append_run(std::string& json, const run_profile& run) {
@@ -169,24 +214,6 @@ void append_run(std::string& json, const run_profile& run) {
         json += ',' + std::to_string(run.counters[i].value) + ']';
     }
     json += "]}";
-}
-
-// A copy graph's node as the text view names it, and its allocation context's frames where it names one.
-void append_copy_node(std::string& json, const copy_profile& copies, const copy_node& node, string_table& strings) {
-    json += "{\"name\":";
-    append_string(json, copy_node_name(copies, node));
-    if (names_site(node)) {
-        json += ",\"frames\":";
-        append_frames(json, copies.sites.at(node.site).frames, strings);
-    }
-    json += '}';
-}
-
-void append_copy_estimate(std::string& json, const copy_estimate& e) {
-    json += "{\"copies\":" + report_detail::number(e.copies) + ",\"bytes\":" + report_detail::number(e.bytes) +
-            ",\"bytes_ci\":";
-    append_interval(json, e.bytes_interval);
-    json += '}';
 }
 
 // The copies view's data, what copies_view.hpp prints: {"sampling", "counters", "copied", "used", "total_edges",
@@ -239,7 +266,8 @@ std::string page_data(const profile& p, std::size_t top) {
     const std::size_t shown = std::min(top, p.contexts.size());
     for (std::size_t i = 0; i < shown; ++i) {
         if (i) contexts += ",\n";
-        append_context(contexts, p.contexts[i], i + 1, strings);
+        append_context(contexts, p.contexts[i], i + 1, p.copies ? &*p.copies : nullptr, p.run.estimator.confidence,
+                       strings);
     }
     contexts += ']';
 

@@ -214,7 +214,8 @@ int report_command(arguments args) {
             sources = std::make_unique<source_lines>(r.source_directories);
             r.text.source_line = [&lines = *sources](std::string_view frame) { return lines.line_of(frame); };
         }
-        write_text_report(std::cout, r.profiles, run, table.best(), table.totals(), r.text);
+        write_text_report(std::cout, r.profiles, run, table.best(), table.totals(), r.text,
+                          copies ? &*copies : nullptr);
         if (copies) write_copies_view(std::cout, *copies, run.estimator.confidence, r.text);
     }
     for (const std::string& path : {r.html, r.collapsed, r.pprof})
