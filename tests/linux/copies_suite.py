@@ -107,7 +107,7 @@ def check_run(result, profile_path, totals):
             continue
         planted = edges(source, named[name])
         samples = sum(e["samples"] for e in planted)
-        totals[name] = totals.get(name, 0) + samples
+        totals["make_source -> " + name] = totals.get("make_source -> " + name, 0) + samples
         if samples == 0:
             problems.append(f"no copy make_source -> {name}")
         if edges(named[name], source):
@@ -127,6 +127,23 @@ def check_run(result, profile_path, totals):
     return problems
 
 
+def verdict(problems, totals, planted, controls, runs, min_samples):
+    """The checks over all runs together — every planted edge (a key of `totals`) with at least min_samples samples,
+    every control's loads seen consumed (`totals[control + " consumed"]`) — added to the runs' problems, printed;
+    the exit status."""
+    print("samples over all runs:", totals)
+    for key in planted:
+        if totals.get(key, 0) < min_samples:
+            problems.append(f"{key}: {totals.get(key, 0)} samples over {runs} runs, fewer than {min_samples}")
+    for name in controls:
+        if totals.get(name + " consumed", 0) == 0:
+            problems.append(f"the control {name}'s loads were never seen consumed")
+    for p in problems:
+        print("FAIL:", p)
+    print("ok" if not problems else f"{len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
 def main(argv):
     if len(argv) < 4:
         print(__doc__)
@@ -144,23 +161,12 @@ def main(argv):
         if ojx and result.returncode == 0:
             found += check_report(ojx, profile, totals)
         problems += [f"seed {seed}: {p}" for p in found]
-    print("samples over all runs:", totals)
-    for name in PLANTED:
-        if totals.get(name, 0) < MIN_SAMPLES:
-            problems.append(f"make_source -> {name}: {totals.get(name, 0)} samples over {runs} runs, fewer than "
-                            f"{MIN_SAMPLES}")
     if not ojx:
         print("the report's \"copied from\" lines not checked: OJX (the ojx command) is not set")
     for name in PLANTED if ojx else []:
         if totals.get(name + " in the report", 0) == 0:
             problems.append(f"no run's report lists {name}'s row saying it was copied from make_source")
-    for name in CONTROLS:
-        if totals.get(name + " consumed", 0) == 0:
-            problems.append(f"the control {name}'s loads were never seen consumed")
-    for p in problems:
-        print("FAIL:", p)
-    print("ok" if not problems else f"{len(problems)} problem(s)")
-    return 1 if problems else 0
+    return verdict(problems, totals, ["make_source -> " + name for name in PLANTED], CONTROLS, runs, MIN_SAMPLES)
 
 
 if __name__ == "__main__":
