@@ -70,7 +70,8 @@ def demo_through_fifo(demo, work):
     fifo = os.path.join(work, "demo-pipe")
     os.mkfifo(fifo)
     received = []
-    reader = threading.Thread(target=lambda: received.append(open(fifo, "rb").read()))
+    # A daemon: a reader left waiting (the demo never opened the FIFO) must not keep this script alive.
+    reader = threading.Thread(target=lambda: received.append(open(fifo, "rb").read()), daemon=True)
     reader.start()
     result = subprocess.run([demo, "--json", fifo], capture_output=True, timeout=120)
     reader.join(timeout=30)
@@ -118,7 +119,7 @@ def main():
     subprocess.run(["rm", "-rf", work], check=True)
     os.makedirs(work)
     status = planted_link(command, profile, work) if planted else outputs(command, profile, work)
-    if len(args) == 4:
+    if len(args) == 4 and args[3]:  # an empty DEMO: the build has no examples
         demo_through_fifo(os.path.abspath(args[3]), work)
     if status == 77:
         return 77
