@@ -96,20 +96,26 @@ TEST_CASE("followed values become edges between the sites of whole objects, foun
     host.on_followed_value(followed(small, {{value_use::copied, 8, copy}}, follow_end::released));
     // Nothing used: the bound reached with no edge.
     host.on_followed_value(followed(copy, {}, follow_end::bound));
+    // A string move's element: its copy at once, nothing followed, so no following ended.
+    followed_value moved = followed(source + 16, {{value_use::copied, 8, copy + 16}}, follow_end::released);
+    moved.string_move = true;
+    moved.steps = 0;
+    host.on_followed_value(moved);
 
     const copy_node from = copy_node::field(source_site, copy_node::elements);
     const sampled_copy_graph graph = copies.graph();
     const auto& edges = graph.edges();
     REQUIRE(edges.size() == 3);
-    CHECK(edges.at({from, copy_node::field(copy_site, copy_node::elements), 8}).samples == 2);
+    CHECK(edges.at({from, copy_node::field(copy_site, copy_node::elements), 8}).samples == 3);
     CHECK(edges.at({from, followed_copy_graph::untracked_memory, 4}).samples == 1);
     CHECK(edges.at({from, copy_node::consumer(), 8}).samples == 1);
     const sampled_copy_stats& stats = copies.stats();
     CHECK(stats.loads_followed == 4);
+    CHECK(stats.string_move_samples == 1);
     CHECK(stats.ended == 2);
     CHECK(stats.bound_reached == 2);
     CHECK(stats.bound_reached_no_edge == 1);
-    CHECK(stats.edges == 4);
+    CHECK(stats.edges == 5);
     CHECK(stats.steps == 12);
     CHECK(copies.origins_gone() == 1);
 }

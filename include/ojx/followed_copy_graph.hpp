@@ -48,18 +48,13 @@ public:
             ++origins_gone_; // freed (or moved) between the sample and the end of its following
             return;
         }
-        ++(value.string_move ? stats_.string_move_samples : stats_.loads_followed);
         stats_.steps += value.steps;
-        switch (value.end) {
-        case follow_end::released: ++stats_.ended; break;
-        case follow_end::bound:
-            ++stats_.bound_reached;
-            if (value.use_count == 0) ++stats_.bound_reached_no_edge;
-            break;
-        case follow_end::load_missed: ++load_missed_; break;
-        case follow_end::undecodable:
-        case follow_end::not_stepped: ++stopped_; break;
-        case follow_end::uses_full: ++uses_full_; break;
+        // A string move's element is its copy at once: nothing was followed, so no following ended.
+        if (value.string_move) {
+            ++stats_.string_move_samples;
+        } else {
+            ++stats_.loads_followed;
+            count_end(value);
         }
         const copy_node from = node_of(follow.origin.object);
         for (std::size_t i = 0; i < value.use_count; ++i) {
@@ -84,6 +79,20 @@ public:
     std::uint64_t followings_with_uses_lost() const noexcept { return uses_full_; }
 
 private:
+    void count_end(const followed_value& value) noexcept {
+        switch (value.end) {
+        case follow_end::released: ++stats_.ended; break;
+        case follow_end::bound:
+            ++stats_.bound_reached;
+            if (value.use_count == 0) ++stats_.bound_reached_no_edge;
+            break;
+        case follow_end::load_missed: ++load_missed_; break;
+        case follow_end::undecodable:
+        case follow_end::not_stepped: ++stopped_; break;
+        case follow_end::uses_full: ++uses_full_; break;
+        }
+    }
+
     static copy_node node_of(const tracked_object& object) noexcept {
         return copy_node::field(object.info.allocation_context, copy_node::elements);
     }
