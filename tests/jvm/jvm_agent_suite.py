@@ -34,7 +34,12 @@ Scenarios and tolerances (statistical claims are checked over all runs, not one 
     above holds there with the same tolerances (the counts' 4 sigma come from each object's weight at the
     interval it was sampled at), except that its planted sites are left out of the pooled reporting and bounds
     counts: tracking about 500 arrays a second rather than about all of them, it makes about half the
-    comparisons of the 8 KiB runs, and in 5 s often reports only some planted sites. And
+    comparisons of the 8 KiB runs, and in 5 s often reports only some planted sites. Before JDK 25 its counts
+    spread wider than their sigma says, so there sigma counts 1.3 times: JDK-8356372 again, since the adaptive
+    interval (37-140 KiB here) lies beyond G1's TLABs (about 100 KiB), so that lost outside-TLAB bytes move
+    the sample points. (estimate - truth) / sigma had a standard deviation of 1.23 on JDK 17 (30 runs of the
+    7 sites, 2026-11-26), 0.99 on Temurin 25 (16 runs) and 0.97 on JDK 17 with its TLABs held at 2 MiB
+    (-XX:TLABSize=2m -XX:-ResizeTLAB, 14 runs). And
       rate:    the arrays tracked a second (heap_samples_tracked over heap_sampling_window_ms) are within a
                factor 2 of the target where the program allocates at least twice the target (the rule settles
                within a few per cent; the callbacks' own bound may hold the interval higher, never lower), and
@@ -157,7 +162,8 @@ class Suite:
         collector = chosen[0] if chosen else "G1"
         if not run.get("runtime", "").endswith(f"({collector})"):
             self.fail(f"{name}: run.runtime '{run.get('runtime')}' does not name the collector {collector}")
-        self.allocation_counts(name, profile, truth, many_small_tlabs="-Xmx64m" in jvm_flags)
+        self.allocation_counts(name, profile, truth, many_small_tlabs="-Xmx64m" in jvm_flags,
+                               adaptive=tracking_target is not None)
         if agent.get("relocation_check_failures", 1) != 0:
             self.fail(f"{name}: {agent.get('relocation_check_failures')} relocated arrays had a wrong length")
         if expect_moves and not agent.get("collections_relocated"):
@@ -186,12 +192,13 @@ class Suite:
         if verdict != "ok":
             self.fail(f"{name}: {tracked:.0f} arrays tracked a second, target {target}")
 
-    def allocation_counts(self, name, profile, truth, many_small_tlabs):
+    def allocation_counts(self, name, profile, truth, many_small_tlabs, adaptive):
         with open(profile, encoding="utf-8") as handle:
             document = json.load(handle)
         major = re.search(r" (\d+)[.+]", document["run"].get("runtime", ""))
-        outside_tlab_bug = many_small_tlabs and (major is None or int(major.group(1)) < 25)  # JDK-8356372
-        slack = 0.20 if outside_tlab_bug else 0.03
+        before_fix = major is None or int(major.group(1)) < 25  # JDK-8356372
+        slack = 0.20 if many_small_tlabs and before_fix else 0.03
+        spread = 1.3 if adaptive and before_fix else 1.0
         with open(truth, encoding="utf-8") as handle:
             truth_sites = json.load(handle)["sites"]
         if "estimated" not in document["run"].get("allocation_counts", ""):
@@ -227,7 +234,7 @@ class Suite:
                     if low == high and abs(length - low / element) > 1e-6 * length:
                         self.fail(f"{name}: {site['function']}: {length:.3f} elements per array, the site's "
                                   f"arrays have {low // element}")
-            tolerance = 4 * variance ** 0.5 + slack * site["objects"]
+            tolerance = 4 * spread * variance ** 0.5 + slack * site["objects"]
             verdict = "ok" if abs(estimate - site["objects"]) <= tolerance else "OUTSIDE"
             print(f"  arrays {site['function']}: estimated {estimate:.0f} +- {variance ** 0.5:.0f} from {contexts} "
                   f"context(s), allocated {site['objects']} ({verdict}: tolerance {tolerance:.0f})")
