@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,40 @@ TEST_CASE("agent options: values that parse but make no sense are errors naming 
     CHECK(error_of("compare=later").find("compare") != std::string::npos);
     CHECK(error_of("colour=red").find("colour") != std::string::npos);
     CHECK(error_of("reads=fast").find("reads") != std::string::npos);
+}
+
+namespace {
+
+// The settings `text` gives under a table whose sampler defaults to none (the JVM agent's).
+std::optional<std::string> translate_without_default_sampler(const std::string& text, agent_settings& settings) {
+    std::vector<option_spec> specs = common_agent_options();
+    for (option_spec& spec : specs)
+        if (spec.name == "sampler") spec.default_value = sampler_kind_name(sampler_kind::none);
+    const options_result parsed = parse_options(text, specs);
+    REQUIRE(parsed.ok());
+    return to_agent_settings(parsed.values, settings);
+}
+
+} // namespace
+
+TEST_CASE("agent options: copy profiling is off unless copies= is given, and given alone it turns sampling on") {
+    CHECK(settings_of("").session.backend.follow_bound == 0);
+    CHECK(settings_of("copies=8").session.backend.follow_bound == 8);
+    CHECK(settings_of("copies=64").session.backend.follow_bound == 64);
+    CHECK(error_of("copies=65").find("copies=65") != std::string::npos);
+    CHECK(error_of("sampler=none,copies=8").find("copies=") != std::string::npos);
+
+    agent_settings jvm_defaults;
+    REQUIRE_FALSE(translate_without_default_sampler("", jvm_defaults));
+    CHECK(jvm_defaults.session.backend.sampler == sampler_kind::none);
+    CHECK(jvm_defaults.session.backend.follow_bound == 0);
+    agent_settings asked;
+    REQUIRE_FALSE(translate_without_default_sampler("copies=4", asked));
+    CHECK(asked.session.backend.sampler == sampler_kind::automatic);
+    CHECK(asked.session.backend.follow_bound == 4);
+    agent_settings off;
+    REQUIRE_FALSE(translate_without_default_sampler("copies=0", off));
+    CHECK(off.session.backend.sampler == sampler_kind::none);
 }
 
 namespace {
