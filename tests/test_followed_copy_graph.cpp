@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 using namespace ojx;
@@ -73,9 +74,11 @@ TEST_CASE("followed values become edges between the sites of whole objects, foun
     REQUIRE(host.on_allocation(copy, 256, copy_site, 0));
     REQUIRE_FALSE(host.on_allocation(small, 16, source_site, 0));
 
-    const auto followed = [](address from, std::initializer_list<followed_value::use> uses, follow_end end) {
+    const auto followed = [](address from, std::initializer_list<followed_value::use> uses, follow_end end,
+                             context_id code = no_context) {
         followed_value value;
-        value.load = access_sample{.ip = 0x1000, .effective_address = from, .width = 8, .kind = access_kind::load};
+        value.load = access_sample{
+            .ip = 0x1000, .effective_address = from, .width = 8, .kind = access_kind::load, .access_context = code};
         for (const followed_value::use& use : uses) REQUIRE(value.add(use));
         value.steps = 3;
         value.end = end;
@@ -87,8 +90,8 @@ TEST_CASE("followed values become edges between the sites of whole objects, foun
 
     copies.prepare(16);
     // A copy into another tracked object, at whatever offset: one edge between the two sites' whole objects.
-    host.on_followed_value(followed(source + 8, {{value_use::copied, 8, copy + 8}}, follow_end::released));
-    host.on_followed_value(followed(source + 64, {{value_use::copied, 8, copy + 200}}, follow_end::released));
+    host.on_followed_value(followed(source + 8, {{value_use::copied, 8, copy + 8}}, follow_end::released, 41));
+    host.on_followed_value(followed(source + 64, {{value_use::copied, 8, copy + 200}}, follow_end::released, 41));
     // Into memory no tracked object holds, then consumed; the bound reached.
     host.on_followed_value(followed(source, {{value_use::copied, 4, small}, {value_use::consumed, 8, 0}},
                                     follow_end::bound));
@@ -109,6 +112,12 @@ TEST_CASE("followed values become edges between the sites of whole objects, foun
     CHECK(edges.at({from, copy_node::field(copy_site, copy_node::elements), 8}).samples == 3);
     CHECK(edges.at({from, followed_copy_graph::untracked_memory, 4}).samples == 1);
     CHECK(edges.at({from, copy_node::consumer(), 8}).samples == 1);
+    // The code that copied: each sample at its load's access context, the string move's (none) as other.
+    const copy_code code = copies.code();
+    const edge_code& copied = code.of({from, copy_node::field(copy_site, copy_node::elements), 8});
+    CHECK(copied.contexts == std::map<context_id, std::uint64_t>{{41, 2}});
+    CHECK(copied.other == 1);
+    CHECK(code.of({from, copy_node::consumer(), 8}).other == 1);
     const sampled_copy_stats& stats = copies.stats();
     CHECK(stats.loads_followed == 4);
     CHECK(stats.string_move_samples == 1);

@@ -35,7 +35,7 @@ void add_session_counters(const hardware::profiling_session& session, run_facts&
 
 std::optional<followed_copies> followed_copies_of(const followed_copy_graph& copies) {
     if (!copies.prepared()) return std::nullopt;
-    return followed_copies{copies.graph(), copies.stats(),
+    return followed_copies{copies.graph(), copies.code(), copies.stats(),
                            {{"copy_edges_dropped_table_full", copies.edges_dropped()},
                             {"followed_loads_freed_before_delivery", copies.origins_gone()},
                             {"followed_loads_missed", copies.loads_missed()},

@@ -1,7 +1,8 @@
 // The copies view of the text report (`ojx report` on a profile with a copy section): the edges that copied the
 // most bytes, estimated from their samples with an interval (copy_estimate.hpp), and the hot copy chains
-// (hot_copy_chains.hpp) of the graph the samples stand for; every node named by its allocation context. Not for
-// signal handlers.
+// (hot_copy_chains.hpp) of the graph the samples stand for; every node named by its allocation context, and under
+// each edge the code that copied along it (its heaviest access contexts' leaf frames) where the samples named it.
+// Not for signal handlers.
 #pragma once
 
 #include "ojx/copy_estimate.hpp"
@@ -9,6 +10,7 @@
 #include "ojx/copy_node_names.hpp"
 #include "ojx/copy_profile.hpp"
 #include "ojx/hot_copy_chains.hpp"
+#include "ojx/profile.hpp"
 #include "ojx/text_report.hpp"
 
 #include <algorithm>
@@ -17,12 +19,14 @@
 #include <cstdio>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ojx {
 
 inline constexpr std::size_t copies_view_edges = 10;  // edges listed, heaviest first
 inline constexpr std::size_t copies_view_chains = 5;  // chains listed, heaviest first
+inline constexpr std::size_t copies_view_code = 2;    // code contexts named under each edge, heaviest first
 
 // "A -> B -> C": a chain's nodes named.
 inline std::string copy_chain_name(const copy_profile& copies, const copy_chain& chain) {
@@ -46,6 +50,23 @@ inline std::vector<estimated_copy_edge> heaviest_copy_edges(const copy_profile& 
         return a.estimate.bytes > b.estimate.bytes;
     });
     return edges;
+}
+
+// The code that copied along `edge`, as the view names it: each code context's leaf frame with its samples
+// (contexts that differ only further out summed into one), heaviest first. None where the samples named no code.
+inline std::vector<std::pair<std::string, std::uint64_t>> copying_code(const copy_profile& copies,
+                                                                       const copy_edge& edge) {
+    std::vector<named_access_context> contexts;
+    for (const auto& [context, samples] : copies.code.of(edge).contexts)
+        contexts.push_back({copies.code_contexts.at(context).frames, samples});
+    return uses_by_leaf(contexts, [](const named_access_context& c) {
+        return c.frames.empty() ? std::string("(no frames)") : c.frames.front();
+    });
+}
+
+// How the view introduces an edge's code: the code that copied it, or for an edge into the consumer, that used it.
+inline const char* copying_code_label(const copy_edge& edge) {
+    return edge.to.kind == copy_node_kind::consumer ? "used by" : "copied by";
 }
 
 // The hot copy chains of the graph the section's samples stand for, heaviest first.
@@ -99,6 +120,16 @@ inline void write_copies_view(std::ostream& out, const copy_profile& copies, dou
         for (const copy_node& node : {e.edge.from, e.edge.to})
             if (names_site(node) && !copies.sites.at(node.site).frames.empty())
                 write_source(out, copies.sites.at(node.site).frames.front(), options);
+        // Shares of the samples whose code was counted, "other" code included, so that they add up to at most 100 %.
+        const std::uint64_t counted = copies.code.of(e.edge).samples();
+        const auto code = copying_code(copies, e.edge);
+        for (std::size_t k = 0; k < code.size() && k < copies_view_code; ++k) {
+            char share[64];
+            std::snprintf(share, sizeof share, " (%llu samples, %s)", static_cast<unsigned long long>(code[k].second),
+                          percent(static_cast<double>(code[k].second) / static_cast<double>(counted)).c_str());
+            write_frame_line(out, (std::string("     ") + copying_code_label(e.edge) + ' ').c_str(), code[k].first,
+                             share, options);
+        }
     }
     const std::vector<copy_chain> chains = copy_chains(copies);
     out << "\nhot copy chains (values carried through two or more heap locations; bytes of the lightest edge):\n";

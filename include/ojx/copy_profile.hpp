@@ -1,14 +1,17 @@
 // The copy section of a profile (docs/profile-format.md, "copies"): a run's sampled copy graph
-// (sampled_copy_graph.hpp) with its allocation contexts named, the sampled copy graph builder's counters, and how
-// the samples were taken. The section names its own contexts (`sites`; a node's `site` indexes them) rather than
-// pointing into the profile's contexts: a copy graph's nodes are the contexts of every allocation, where the
-// replica profile lists only the tracked ones (at least the size threshold, within the context table).
+// (sampled_copy_graph.hpp) with its allocation contexts named, the code that made each edge (copy_code.hpp) with
+// its access contexts named, the sampled copy graph builder's counters, and how the samples were taken. The section
+// names its own contexts (`sites`; a node's `site` indexes them; `code_contexts`, which each edge's code indexes)
+// rather than pointing into the profile's contexts: a copy graph's nodes are the contexts of every allocation, where
+// the replica profile lists only the tracked ones (at least the size threshold, within the context table).
 //
-// Invariants: `sites` is sorted and holds no site twice, and every field or allocation node's site indexes it;
-// the section holds only sums and maxima, so sections of threads, processes and hosts merge exactly (merge),
-// whatever their sampling periods, in any order and grouping.
+// Invariants: `sites` and `code_contexts` are sorted and hold nothing twice, every field or allocation node's site
+// indexes `sites`, and every edge's code indexes `code_contexts` and names an edge of `graph`, with no more samples
+// than it; the section holds only sums and maxima, so sections of threads, processes and hosts merge exactly
+// (merge), whatever their sampling periods, in any order and grouping.
 #pragma once
 
+#include "ojx/copy_code.hpp"
 #include "ojx/copy_graph.hpp"
 #include "ojx/sampled_copy_graph.hpp"
 #include "ojx/sampled_copy_graph_builder.hpp"
@@ -33,6 +36,55 @@ struct copy_site {
 
     friend auto operator<=>(const copy_site&, const copy_site&) = default;
 };
+
+// An access context that copied (the calling context of the sampled loads whose values an edge's samples
+// followed), as the section names it: its frames, leaf first.
+struct copy_code_context {
+    std::vector<std::string> frames;
+
+    friend auto operator<=>(const copy_code_context&, const copy_code_context&) = default;
+};
+
+namespace copy_profile_detail {
+
+// The sorted union of two lists of names, each name once.
+template <class Name>
+std::vector<Name> sorted_union(const std::vector<Name>& a, const std::vector<Name>& b) {
+    std::vector<Name> all = a;
+    all.insert(all.end(), b.begin(), b.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    return all;
+}
+
+// Where each of `part`'s names is in `all`, which holds them all, sorted.
+template <class Name>
+std::vector<context_id> positions_in(const std::vector<Name>& all, const std::vector<Name>& part) {
+    std::vector<context_id> index;
+    for (const Name& name : part)
+        index.push_back(static_cast<context_id>(std::lower_bound(all.begin(), all.end(), name) - all.begin()));
+    return index;
+}
+
+// Numbers a run's contexts as they are first named, each name pushed to `names`: contexts named alike get two
+// numbers here, made one by copy_profile::merge.
+template <class Name, class NameOf>
+class context_numbering {
+public:
+    context_numbering(std::vector<Name>& names, NameOf name_of) : names_(names), name_of_(std::move(name_of)) {}
+    context_id operator()(context_id context) {
+        const auto [at, fresh] = index_.try_emplace(context, static_cast<context_id>(names_.size()));
+        if (fresh) names_.push_back(name_of_(context));
+        return at->second;
+    }
+
+private:
+    std::vector<Name>& names_;
+    NameOf name_of_;
+    std::map<context_id, context_id> index_;
+};
+
+} // namespace copy_profile_detail
 
 // Whether a node names an allocation context: field and allocation nodes do (their `site`).
 constexpr bool names_site(const copy_node& node) noexcept {
@@ -59,62 +111,76 @@ inline constexpr copy_counter copy_counters[] = {
 struct copy_profile {
     std::vector<std::string> sampling; // how the samples were taken and followed: every distinct value, sorted
     std::vector<copy_site> sites;
+    std::vector<copy_code_context> code_contexts; // empty where the samples carried no access context
     sampled_copy_graph graph; // field and allocation nodes' `site`: an index into `sites`
+    copy_code code;           // edges as `graph` names them; contexts: indices into `code_contexts`
     sampled_copy_stats counters;
 
-    // Adds `other`: sites by name, edges with equal (from, to, width) by their sums, counters summed.
+    // Adds `other`: sites and code contexts by name, edges with equal (from, to, width) by their sums, each edge's
+    // code by its contexts' sums, counters summed.
     void merge(const copy_profile& other) {
-        std::vector<copy_site> all = sites;
-        all.insert(all.end(), other.sites.begin(), other.sites.end());
-        std::sort(all.begin(), all.end());
-        all.erase(std::unique(all.begin(), all.end()), all.end());
+        using namespace copy_profile_detail;
+        std::vector<copy_site> all_sites = sorted_union(sites, other.sites);
+        std::vector<copy_code_context> all_code = sorted_union(code_contexts, other.code_contexts);
         sampled_copy_graph renamed;
+        copy_code renamed_code;
         const copy_profile& self = *this;
         for (const copy_profile* part : {&self, &other}) {
-            std::vector<context_id> index;
-            for (const copy_site& s : part->sites)
-                index.push_back(static_cast<context_id>(std::lower_bound(all.begin(), all.end(), s) - all.begin()));
-            const auto rename = [&](copy_node node) {
-                if (names_site(node)) node.site = index.at(node.site);
-                return node;
+            const std::vector<context_id> site_at = positions_in(all_sites, part->sites);
+            const std::vector<context_id> code_at = positions_in(all_code, part->code_contexts);
+            const auto rename = [&](const copy_edge& edge) {
+                copy_edge named = edge;
+                for (copy_node* node : {&named.from, &named.to})
+                    if (names_site(*node)) node->site = site_at.at(node->site);
+                return named;
             };
-            for (const auto& [edge, volume] : part->graph.edges())
-                renamed.add({rename(edge.from), rename(edge.to), edge.width}, volume);
+            for (const auto& [edge, volume] : part->graph.edges()) renamed.add(rename(edge), volume);
+            for (const auto& [edge, counted] : part->code.edges())
+                renamed_code.add(rename(edge), counted.renamed([&](context_id c) { return code_at.at(c); }));
         }
-        std::vector<std::string> notes = sampling;
-        notes.insert(notes.end(), other.sampling.begin(), other.sampling.end());
-        std::sort(notes.begin(), notes.end());
-        notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
-        sampling = std::move(notes);
-        sites = std::move(all);
+        sampling = sorted_union(sampling, other.sampling);
+        sites = std::move(all_sites);
+        code_contexts = std::move(all_code);
         graph = std::move(renamed);
+        code = std::move(renamed_code);
         counters += other.counters;
     }
 
     friend bool operator==(const copy_profile&, const copy_profile&) = default;
 };
 
-// The section of a run's sampled graph, whose nodes name contexts by id: `name_site(context_id)` names each.
-// Contexts named alike become one site.
-template <class NameSite>
-copy_profile copy_profile_of(const sampled_copy_graph& graph, const sampled_copy_stats& counters, std::string sampling,
-                             NameSite name_site) {
+// The section of a run's sampled graph and its edges' code, whose nodes and code name contexts by id:
+// `name_site(context_id)` names each allocation context, `name_code(context_id)` each access context. Contexts
+// named alike become one.
+template <class NameSite, class NameCode>
+copy_profile copy_profile_of(const sampled_copy_graph& graph, const copy_code& code, const sampled_copy_stats& counters,
+                             std::string sampling, NameSite name_site, NameCode name_code) {
+    using namespace copy_profile_detail;
     copy_profile named;
     named.sampling = {std::move(sampling)};
     named.counters = counters;
-    std::map<context_id, context_id> index;
+    context_numbering site_number(named.sites, std::move(name_site));
+    context_numbering code_number(named.code_contexts, std::move(name_code));
     const auto site = [&](copy_node node) {
-        if (!names_site(node)) return node;
-        const auto [at, fresh] = index.try_emplace(node.site, static_cast<context_id>(named.sites.size()));
-        if (fresh) named.sites.push_back(name_site(node.site));
-        node.site = at->second;
+        if (names_site(node)) node.site = site_number(node.site);
         return node;
     };
-    for (const auto& [edge, volume] : graph.edges())
-        named.graph.add({site(edge.from), site(edge.to), edge.width}, volume);
-    copy_profile section; // merged into an empty one: its sites sorted, as the invariant wants
+    for (const auto& [edge, volume] : graph.edges()) {
+        const copy_edge renamed{site(edge.from), site(edge.to), edge.width};
+        named.graph.add(renamed, volume);
+        named.code.add(renamed, code.of(edge).renamed([&](context_id c) { return code_number(c); }));
+    }
+    copy_profile section; // merged into an empty one: its sites and code contexts sorted, as the invariant wants
     section.merge(named);
     return section;
+}
+
+// The same with no code: samples that carried no access context (the emulation's).
+template <class NameSite>
+copy_profile copy_profile_of(const sampled_copy_graph& graph, const sampled_copy_stats& counters, std::string sampling,
+                             NameSite name_site) {
+    return copy_profile_of(graph, copy_code{}, counters, std::move(sampling), std::move(name_site),
+                           [](context_id) { return copy_code_context{}; });
 }
 
 } // namespace ojx

@@ -8,10 +8,12 @@
 // edge between the sites, wherever in them it lands); a store into memory no tracked object holds goes to one
 // node, the untracked memory (static location 0); a computation to the consumer. Each sample weighs `period`:
 // 1 where the samples are taken in time and the accesses between them are not counted, so that the graph's
-// "copies" are sampled copies — shares and ranks, not totals.
+// "copies" are sampled copies — shares and ranks, not totals. Each sample also counts for the access context of its
+// followed load (copy_code.hpp): the code that copied.
 #pragma once
 
 #include "ojx/analysis_sink.hpp"
+#include "ojx/copy_code.hpp"
 #include "ojx/copy_edge_table.hpp"
 #include "ojx/copy_graph.hpp"
 #include "ojx/sampled_copy_graph.hpp"
@@ -63,12 +65,14 @@ public:
                                  : follow.destinations[i]     ? node_of(*follow.destinations[i])
                                                               : untracked_memory;
             ++stats_.edges;
-            table_->add(copy_edge{from, to, use.width}, period_);
+            table_->add(copy_edge{from, to, use.width}, period_, value.load.access_context);
         }
     }
 
     // Outside handlers.
     sampled_copy_graph graph() const { return table_ ? table_->graph() : sampled_copy_graph{}; }
+    // Each edge's samples by the access context of the followed load that made them.
+    copy_code code() const { return table_ ? table_->code() : copy_code{}; }
     // The builder's counters, as the profile's copy section names them.
     const sampled_copy_stats& stats() const noexcept { return stats_; }
     std::uint64_t edges_dropped() const noexcept { return table_ ? table_->dropped() : 0; }

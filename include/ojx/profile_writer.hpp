@@ -290,6 +290,15 @@ inline void write_copies(std::ostream& out, const copy_profile& c) {
         write_strings(out, c.sites[i].frames);
         out << '}';
     }
+    // The code that copied, only where the samples named it: a section without keeps its bytes as before.
+    if (!c.code_contexts.empty()) {
+        out << "],\n    \"code_contexts\": [";
+        for (std::size_t i = 0; i < c.code_contexts.size(); ++i) {
+            out << (i ? ",\n      " : "\n      ") << "{\"frames\": ";
+            write_strings(out, c.code_contexts[i].frames);
+            out << '}';
+        }
+    }
     out << "],\n    \"edges\": [";
     bool first = true;
     for (const auto& [edge, volume] : c.graph.edges()) {
@@ -299,7 +308,17 @@ inline void write_copies(std::ostream& out, const copy_profile& c) {
         write_copy_node(out, edge.to);
         out << ", \"width\": " << unsigned{edge.width} << ", \"samples\": " << volume.samples << ", \"weight\": "
             << volume.weight << ", \"weight_squares\": " << volume.weight_squares << ", \"max_weight\": "
-            << volume.max_weight << '}';
+            << volume.max_weight;
+        if (const edge_code& code = c.code.of(edge); !code.empty()) {
+            out << ", \"copied_by\": [";
+            bool first_context = true;
+            for (const auto& [context, samples] : code.contexts) {
+                out << (first_context ? "" : ", ") << "{\"context\": " << context << ", \"samples\": " << samples << '}';
+                first_context = false;
+            }
+            out << "], \"copied_by_other\": " << code.other;
+        }
+        out << '}';
         first = false;
     }
     out << "]}";

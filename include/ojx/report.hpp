@@ -118,6 +118,12 @@ copy_site name_copy_site(const Tree& tree, context_id context, type_id type, con
     return {report_detail::type_name(type, naming), report_detail::frames(tree, context, naming)};
 }
 
+// An access context that copied, as a profile's copy section names it: its frames, as "used at" names them.
+template <class Tree>
+copy_code_context name_copy_code(const Tree& tree, context_id context, const report_naming& naming) {
+    return {report_detail::frames(tree, context, naming)};
+}
+
 // The documented JSON profile of a report (profile_writer.hpp).
 template <class Tree>
 void write_json(std::ostream& out, const replica_report& report, const Tree& tree, const report_naming& naming,

@@ -23,7 +23,14 @@ Checked:
     over the runs together, and no edge goes the other way (destination -> source);
   - no control site's objects are copied anywhere: every edge out of a control's site goes to the consumer (none
     into a site, none into untracked memory); no edge into makeTransformed's objects, which hold computed values;
-  - the controls that the samples reach (summed, transformed, mixed) are seen consumed, over the runs together.
+  - the controls that the samples reach (summed, transformed, mixed) are seen consumed, over the runs together;
+  - every edge's code counts each of its samples once; over the runs together the copy constructor's heaviest code
+    context names copyWide among its first frames (below Wide.<init>). The other planted edges' heaviest code is
+    printed, not checked: their copies run in the JIT's arraycopy stub or in loops C2 compiled into main, and
+    AsyncGetCallTrace names such a pc by the nearest debug information of the compiled method (the JVM keeps it at
+    safepoints only, without -XX:+DebugNonSafepoints): main, or a neighbouring inlined method — measured
+    (2026-11-26, three runs): arraycopy's code named copyWide, the others main, as the replica table's "used at"
+    lines name the same pcs.
 Tolerances from measurement (2026-11-26, AMD EPYC KVM, 2 cores shared with other builds; 9 runs of 5 s): samples
 a run of each planted edge: arraycopy 146-172, Arrays.copyOf 38-53, toByteArray 41-49, copy constructor 20-36,
 source -> temp 15-30, temp -> target 12-20; over three runs together at least 44. "In every run" (the least
@@ -51,6 +58,8 @@ PLANTED = [("makeArraycopySource", "makeArraycopyTarget"), ("makeCopyOfSource", 
            ("makeRelaySource", "makeRelayTemp"), ("makeRelayTemp", "makeRelayTarget")]
 CONTROLS = ["makeSummedArray", "makeHashedBytes", "makeTransformSource", "makeMixedRecord"]
 CONSUMED = ["makeSummedArray", "makeTransformSource", "makeMixedRecord"]
+# The planted edge whose code AsyncGetCallTrace names reliably, and the method that copies along it.
+COPIERS = {"makeWideOriginal -> copyWide": "JavaCopies.copyWide("}
 COMPUTED = "makeTransformed"
 
 
@@ -71,7 +80,7 @@ def run(agent, classes, workdir, seed, seconds):
     return subprocess.run(command, capture_output=True, text=True, timeout=180), profile
 
 
-def check_run(result, profile_path, totals):
+def check_run(result, profile_path, totals, code_by_edge):
     if result.returncode != 0:
         return [f"the program exited with {result.returncode}: {result.stderr.strip()[-800:]}"]
     with open(profile_path, encoding="utf-8") as handle:
@@ -105,8 +114,10 @@ def check_run(result, profile_path, totals):
             missing = [name for name in (source, destination) if not named[name]]
             problems.append(f"no copy {key}: no site names {', '.join(missing)}")
             continue
-        samples = sum(e["samples"] for e in edges(named[source], "field", named[destination]))
+        planted = edges(named[source], "field", named[destination])
+        samples = sum(e["samples"] for e in planted)
         totals[key] = totals.get(key, 0) + samples
+        copies_suite.add_code(copies, planted, code_by_edge.setdefault(key, {}))
         planted_samples[destination] = samples
         if samples == 0:
             problems.append(f"no copy {key}")
@@ -124,6 +135,7 @@ def check_run(result, profile_path, totals):
         into = [e for e in copies["edges"] if e["to"].get("site") in named[COMPUTED]]
         if into:
             problems.append(f"copies into {COMPUTED}'s objects, which hold only computed values: {into}")
+    problems += copies_suite.check_code_sums(copies)
     print(f"  {os.path.basename(profile_path)}: collections {agent.get('collections_relocated')}, objects moved "
           f"{agent.get('objects_moved_by_gc')}, values followed {agent.get('values_followed')}, follow steps "
           f"{agent.get('follow_single_steps')}, loads missed {agent.get('followed_loads_missed')}, stopped early "
@@ -146,10 +158,15 @@ def main(argv):
     subprocess.run([os.path.join(DEBIAN_JDK, "bin", "javac"), "--release", "11", "-d", classes,
                     os.path.join(sources, "JavaCopies.java")], check=True)
     totals = {}
+    code_by_edge = {}
     problems = []
     for seed in range(1, runs + 1):
         result, profile = run(agent, classes, workdir, seed, seconds)
-        problems += [f"seed {seed}: {p}" for p in check_run(result, profile, totals)]
+        problems += [f"seed {seed}: {p}" for p in check_run(result, profile, totals, code_by_edge)]
+    problems += copies_suite.check_code(code_by_edge, COPIERS)
+    for key, code in code_by_edge.items():
+        if key not in COPIERS and code:
+            copies_suite.print_heaviest_code(key + " (not checked)", code)
     return copies_suite.verdict(problems, totals, [f"{s} -> {d}" for s, d in PLANTED], CONSUMED, runs, MIN_SAMPLES)
 
 

@@ -12,9 +12,15 @@ seconds at 1000 samples/s gives many times over):
   - no control site's objects are copied into any tracked object (no edge from make_summed or make_computed_from
     to a site's node), and their loads are seen consumed (edges into the consumer);
   - no edge from the source into a control's site;
+  - every edge names the code that copied for each of its samples (its copied_by samples and copied_by_other sum to
+    its samples), and over the runs together each planted edge's heaviest code context has the function that
+    copies (copy_by_memcpy, copy_by_std_copy, copy_by_loop) among its first frames — or, where the C library's
+    memmove copies (std::copy of 4 KiB calls it; memcpy of a constant size may too), that memmove is the context's
+    leaf: a frame-pointer walk from inside it skips its caller, whose frame it never made;
   - with OJX set to the ojx command: in `ojx report`'s replica table, each planted site's row that is listed says
     its contents were copied from make_source (its first "copied from" line), in at least one run for each, and no
-    control's row says it was copied into.
+    control's row says it was copied into; in its copies view, the edge into make_loop_copy is followed by a
+    "copied by" line naming copy_by_loop, in at least one run.
 
 usage: copies_suite.py AGENT.so PROGRAM WORKDIR [RUNS] [SECONDS]
 """
@@ -26,6 +32,15 @@ import sys
 MIN_SAMPLES = 5
 PLANTED = ["make_memcpy_copy", "make_std_copy", "make_loop_copy"]
 CONTROLS = ["make_summed", "make_computed_from"]
+# The function that copies each planted site's objects, and whether the C library's memmove may copy for it.
+COPIER = {"make_memcpy_copy": "copy_by_memcpy", "make_std_copy": "copy_by_std_copy", "make_loop_copy": "copy_by_loop"}
+LIBRARY_COPIES = ["make_memcpy_copy", "make_std_copy"]
+COPIER_FRAMES = 4
+
+
+def library_copy(leaf):
+    """Whether a leaf frame is the C library's memmove or memcpy (any of its variants)."""
+    return leaf.startswith(("__memmove", "__memcpy", "memmove", "memcpy"))
 
 
 def site_of(sites, function):
@@ -44,8 +59,21 @@ def report_rows(ojx, profile):
     return {lines[0]: lines[1:] for lines in blocks if lines}
 
 
+def check_copies_view(ojx, profile_path, totals):
+    """Counts a run whose copies view names copy_by_loop on the line under the edge into make_loop_copy."""
+    text = subprocess.run([ojx, "report", profile_path], capture_output=True, text=True, check=True,
+                          timeout=60).stdout
+    lines = text.split("\ncopies (sampled copy graph)", 1)[-1].splitlines()
+    for line, below in zip(lines, lines[1:]):
+        if "-> " in line and "make_loop_copy(" in line.split("-> ", 1)[1]:
+            if below.strip().startswith("copied by ") and COPIER["make_loop_copy"] + "(" in below:
+                totals["copy_by_loop in the copies view"] = totals.get("copy_by_loop in the copies view", 0) + 1
+            return
+
+
 def check_report(ojx, profile_path, totals):
     """The text report's "copied from" lines: make_source first for the planted sites, none for the controls."""
+    check_copies_view(ojx, profile_path, totals)
     problems = []
     for first, lines in report_rows(ojx, profile_path).items():
         copied = [line.strip() for line in lines if line.strip().startswith("copied from ")]
@@ -71,7 +99,50 @@ def run(agent, program, workdir, seed, seconds):
     return result, profile
 
 
-def check_run(result, profile_path, totals):
+def check_code_sums(copies):
+    """Every edge's code counts each of its samples once: its copied_by samples and copied_by_other sum to them."""
+    problems = []
+    for e in copies["edges"]:
+        counted = sum(c["samples"] for c in e.get("copied_by", [])) + e.get("copied_by_other", 0)
+        if counted != e["samples"]:
+            problems.append(f"an edge's code counts {counted} samples, the edge {e['samples']}: {e}")
+    return problems
+
+
+def add_code(copies, found, code):
+    """Adds the samples of each code context (by its frames) of the edges `found` to `code`."""
+    for e in found:
+        for c in e.get("copied_by", []):
+            frames = tuple(copies["code_contexts"][c["context"]]["frames"])
+            code[frames] = code.get(frames, 0) + c["samples"]
+
+
+def print_heaviest_code(key, code):
+    """Prints the heaviest code context (by its frames) of the edge `key` in `code`; returns its frames."""
+    frames, samples = max(sorted(code.items()), key=lambda item: item[1])
+    print(f"  {key}: heaviest code {list(frames[:COPIER_FRAMES])} ({samples} samples of {sum(code.values())})")
+    return frames
+
+
+def check_code(code_by_edge, copiers, library=()):
+    """Over all runs: each planted edge's (a key of `copiers`) heaviest code context in `code_by_edge` has its
+    copier (the value, a function's name and its opening parenthesis) among its first COPIER_FRAMES frames, or for
+    an edge in `library`, the C library's memmove as its leaf."""
+    problems = []
+    for key, copier in copiers.items():
+        code = code_by_edge.get(key)
+        if not code:
+            problems.append(f"{key}: no sample named the code that copied")
+            continue
+        frames = print_heaviest_code(key, code)
+        if key in library and frames and library_copy(frames[0]):
+            continue
+        if not any(copier in frame for frame in frames[:COPIER_FRAMES]):
+            problems.append(f"{key}: the heaviest code context does not name {copier}: {list(frames[:COPIER_FRAMES])}")
+    return problems
+
+
+def check_run(result, profile_path, totals, code_by_edge):
     problems = []
     if result.returncode != 0:
         return [f"the program exited with {result.returncode}: {result.stderr.strip()[-500:]}"]
@@ -108,6 +179,7 @@ def check_run(result, profile_path, totals):
         planted = edges(source, named[name])
         samples = sum(e["samples"] for e in planted)
         totals["make_source -> " + name] = totals.get("make_source -> " + name, 0) + samples
+        add_code(copies, planted, code_by_edge.setdefault("make_source -> " + name, {}))
         if samples == 0:
             problems.append(f"no copy make_source -> {name}")
         if edges(named[name], source):
@@ -123,6 +195,7 @@ def check_run(result, profile_path, totals):
     for name in ["make_summed", "make_computed_from", "make_computed"]:
         if named[name] is not None and edges(source, named[name]):
             problems.append(f"a copy make_source -> {name}, which the program never makes")
+    problems += check_code_sums(copies)
     print(f"  {os.path.basename(profile_path)}: {counters}")
     return problems
 
@@ -154,10 +227,11 @@ def main(argv):
     ojx = os.environ.get("OJX")
     os.makedirs(workdir, exist_ok=True)
     totals = {}
+    code_by_edge = {}
     problems = []
     for seed in range(1, runs + 1):
         result, profile = run(agent, program, workdir, seed, seconds)
-        found = check_run(result, profile, totals)
+        found = check_run(result, profile, totals, code_by_edge)
         if ojx and result.returncode == 0:
             found += check_report(ojx, profile, totals)
         problems += [f"seed {seed}: {p}" for p in found]
@@ -166,6 +240,10 @@ def main(argv):
     for name in PLANTED if ojx else []:
         if totals.get(name + " in the report", 0) == 0:
             problems.append(f"no run's report lists {name}'s row saying it was copied from make_source")
+    if ojx and totals.get("copy_by_loop in the copies view", 0) == 0:
+        problems.append("no run's copies view says the edge into make_loop_copy was copied by copy_by_loop")
+    problems += check_code(code_by_edge, {"make_source -> " + name: copier + "(" for name, copier in COPIER.items()},
+                           ["make_source -> " + name for name in LIBRARY_COPIES])
     return verdict(problems, totals, ["make_source -> " + name for name in PLANTED], CONTROLS, runs, MIN_SAMPLES)
 
 

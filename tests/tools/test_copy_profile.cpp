@@ -2,16 +2,20 @@
 // program profiled with the sampled copy graph builder on the analysis host writes a profile whose section reads
 // back equal and writes again byte for byte; the planted hot chains are what the report's chain view lists;
 // `ojx merge` of two such profiles, sampled at different periods, is exactly the section of both runs' graphs
-// merged in memory (sampled_copy_graph::merge), in either order and through merged profiles again; bad sections
-// are refused with one line.
+// merged in memory (sampled_copy_graph::merge), in either order and through merged profiles again; the code that
+// copied (copy_code.hpp) round-trips, merges by name in either order and is named under each edge of the copies
+// view; bad sections are refused with one line.
 #include "profile_merger.hpp"
 #include "profile_reader.hpp"
 
 #include "ojx/emulation/copy_profiling_session.hpp"
 #include "ojx/emulation/copy_programs.hpp"
 #include "ojx/copies_view.hpp"
+#include "ojx/copy_code.hpp"
+#include "ojx/copy_edge_table.hpp"
 #include "ojx/copy_profile.hpp"
 #include "ojx/profile_writer.hpp"
+#include "ojx/random.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -63,6 +67,17 @@ read_back read_json(const std::string& name, const std::string& json) {
     run_profile run;
     r.error = read_profile(file.path.string(), run, [&](context_profile&&) { ++r.contexts; }, &r.copies);
     return r;
+}
+
+// `ojx merge` of two profiles, in both orders: the same profile either way, which is returned.
+profile merged_both_ways(const profile& first, const profile& second, const std::string& stem) {
+    const scratch_file a(stem + "-a.json", json_of(first)), b(stem + "-b.json", json_of(second));
+    profile forward, backward;
+    REQUIRE_FALSE(load_profiles({a.path.string(), b.path.string()}, forward));
+    REQUIRE_FALSE(load_profiles({b.path.string(), a.path.string()}, backward));
+    REQUIRE(forward.copies);
+    CHECK(json_of(forward) == json_of(backward));
+    return forward;
 }
 
 // A run of a generated copy program under the profiler and the sampled copy graph builder.
@@ -135,6 +150,9 @@ TEST_CASE("a copy section is written, read back equal and written again byte for
     INFO(json);
     CHECK(json.find("\"offset\": \"elements\"") != std::string::npos);
     CHECK(json.find("{\"kind\": \"static\", \"address\": 139637976731648}") != std::string::npos);
+    // Samples that named no code (the emulation's): the section says nothing of it, as before there was any.
+    CHECK(json.find("code_contexts") == std::string::npos);
+    CHECK(json.find("copied_by") == std::string::npos);
     const read_back back = read_json("roundtrip.json", json);
     REQUIRE_FALSE(back.error);
     REQUIRE(back.copies);
@@ -151,6 +169,123 @@ TEST_CASE("a copy section is written, read back equal and written again byte for
     const read_back none = read_json("plain.json", plain);
     REQUIRE_FALSE(none.error);
     CHECK_FALSE(none.copies);
+}
+
+namespace {
+
+// A run's sampled graph and its code, two edges from site 1 (whose objects' elements are copied into site 2's and
+// computed on), sampled in access contexts 10 to 13; `shift` moves which context samples most.
+struct run_with_code {
+    sampled_copy_graph graph;
+    copy_code code;
+};
+
+const copy_edge copied_edge{copy_node::field(1, copy_node::elements), copy_node::field(2, copy_node::elements), 8};
+const copy_edge used_edge{copy_node::field(1, copy_node::elements), copy_node::consumer(), 8};
+
+run_with_code run_of(std::uint64_t seed, std::uint64_t period) {
+    fast_random rng(seed);
+    copy_edge_table table(8);
+    for (int i = 0; i < 400; ++i) {
+        // Context 10 copies most; 12 and 13 name the same code (they differ only in a frame's id, not its name).
+        const std::uint64_t pick = rng.below(10);
+        const context_id context = pick < 6 ? 10 : pick < 8 ? 11 : pick < 9 ? 12 : 13;
+        table.add(rng.below(3) == 0 ? used_edge : copied_edge, period, context);
+    }
+    return {table.graph(), table.code()};
+}
+
+copy_site site_named(context_id c) { return {"Record", {"make" + std::to_string(c) + "()", "main()"}}; }
+copy_code_context code_named(context_id c) {
+    return {{c == 10 ? "Copier.copy()" : c == 11 ? "Copier.clone()" : "Copier.move()", "main()"}};
+}
+
+profile profile_of_run(const run_with_code& run, const std::string& sampling) {
+    profile p;
+    p.run.runtime = {"native"};
+    p.copies = copy_profile_of(run.graph, run.code, {}, sampling, site_named, code_named);
+    return p;
+}
+
+} // namespace
+
+TEST_CASE("the code that copied is written, read back equal, written again byte for byte and merged by name") {
+    const run_with_code one = run_of(1, 1), two = run_of(2, 4);
+    const profile first = profile_of_run(one, "period 1"), second = profile_of_run(two, "period 4");
+    const copy_profile& section = *first.copies;
+    // Contexts 12 and 13 are named alike: one code context, their samples summed; every sample counted once.
+    REQUIRE(section.code_contexts.size() == 3);
+    CHECK(section.code_contexts[0].frames.front() == "Copier.clone()");
+    for (const auto& [edge, volume] : section.graph.edges()) CHECK(section.code.of(edge).samples() == volume.samples);
+
+    const std::string json = json_of(first);
+    INFO(json);
+    CHECK(json.find("\"code_contexts\": [\n      {\"frames\": [\"Copier.clone()\", \"main()\"]}") != std::string::npos);
+    CHECK(json.find("\"copied_by\": [{\"context\": 0, \"samples\": ") != std::string::npos);
+    CHECK(json.find("\"copied_by_other\": 0}") != std::string::npos);
+    const read_back back = read_json("code.json", json);
+    REQUIRE_FALSE(back.error);
+    REQUIRE(back.copies);
+    CHECK(*back.copies == section);
+    profile again;
+    again.run.runtime = {"native"};
+    again.copies = back.copies;
+    CHECK(json_of(again) == json);
+
+    // Merged in either order: the code of both runs merged in memory, named as one run names it.
+    sampled_copy_graph both = one.graph;
+    both.merge(two.graph);
+    copy_code both_code = one.code;
+    both_code.merge(two.code);
+    copy_profile expected = copy_profile_of(both, both_code, {}, "period 1", site_named, code_named);
+    expected.sampling = {"period 1", "period 4"};
+    const profile forward = merged_both_ways(first, second, "code");
+    CHECK(*forward.copies == expected);
+    for (const auto& [edge, volume] : forward.copies->graph.edges())
+        CHECK(forward.copies->code.of(edge).samples() == volume.samples);
+
+    // A section whose samples named no code merges with one that did: the edges' code is that one's.
+    profile plain = second;
+    plain.copies = copy_profile_of(two.graph, {}, "period 4", site_named);
+    const profile mixed = merged_both_ways(plain, first, "code-plain");
+    CHECK(mixed.copies->code == first.copies->code);
+    CHECK(mixed.copies->code_contexts == first.copies->code_contexts);
+}
+
+TEST_CASE("the copies view names the heaviest code under each edge, its share of the edge's samples") {
+    // Edges into the consumer are introduced as "used by": a computation used the values, nothing copied them.
+    copy_edge_table table(8);
+    for (int i = 0; i < 6; ++i) table.add(copied_edge, 1, 10);
+    for (int i = 0; i < 3; ++i) table.add(copied_edge, 1, 11);
+    table.add(copied_edge, 1, 12);
+    table.add(copied_edge, 1, 13); // named as 12: "Copier.move()" with 2 samples
+    table.add(copied_edge, 1);     // no context: other code, in the shares' whole
+    for (int i = 0; i < 4; ++i) table.add(used_edge, 1, 10); // into the consumer: the code that used the values
+    const copy_profile section = copy_profile_of(table.graph(), table.code(), {}, "period 1", site_named, code_named);
+    std::ostringstream out;
+    write_copies_view(out, section, 0.95, {});
+    const std::string view = out.str();
+    INFO(view);
+    const std::string edge_line = "Record elements at make1() -> Record elements at make2()\n";
+    const auto at = view.find(edge_line);
+    REQUIRE(at != std::string::npos);
+    CHECK(view.substr(at + edge_line.size()).starts_with("     copied by Copier.copy() (6 samples, 50%)\n"
+                                                         "     copied by Copier.clone() (3 samples, 25%)\n"));
+    CHECK(view.find("Copier.move()") == std::string::npos); // third: past what the view names
+    const std::string used_line = "Record elements at make1() -> (computed on)\n";
+    const auto used = view.find(used_line);
+    REQUIRE(used != std::string::npos);
+    CHECK(view.substr(used + used_line.size()).starts_with("     used by Copier.copy() (4 samples, 100%)\n"));
+    CHECK(view.find("copied by", used) == std::string::npos);
+
+    // Samples that named no code: no line under the edge.
+    copy_edge_table unnamed(8);
+    unnamed.add(copied_edge, 1);
+    std::ostringstream plain;
+    write_copies_view(plain, copy_profile_of(unnamed.graph(), unnamed.code(), {}, "", site_named, code_named), 0.95,
+                      {});
+    INFO(plain.str());
+    CHECK(plain.str().find(edge_line + "\nhot copy chains") != std::string::npos);
 }
 
 TEST_CASE("bad copy sections are refused with one line that says what is wrong") {
@@ -187,6 +322,24 @@ TEST_CASE("bad copy sections are refused with one line that says what is wrong")
         {"{" + site + ", \"edges\": [" + edge(field, consumer, "\"width\": 8, \"samples\": 1") + "]}",
          "copies: an edge needs samples, weight, weight_squares and max_weight"},
         {"{\"counters\": {\"steps\": -1}}", "copies: field 'counters.steps' should be a non-negative integer"},
+        {"{" + site + ", \"edges\": [" + edge(field, consumer, sums + ", \"copied_by\": [{\"context\": 0, \"samples\": 1}], "
+                                                                    "\"copied_by_other\": 0") + "]}",
+         "copies: an edge names code context 0, which 'code_contexts' does not list"},
+        {"{" + site + ", \"code_contexts\": [{\"frames\": [\"g()\"]}], \"edges\": [" +
+             edge(field, consumer, sums + ", \"copied_by\": [{\"context\": 0, \"samples\": 2}], \"copied_by_other\": 1") +
+             "]}",
+         "copies: an edge's 'copied_by' has more samples than the edge"},
+        {"{" + site + ", \"code_contexts\": [{\"frames\": [\"g()\"]}], \"edges\": [" +
+             edge(field, consumer, sums + ", \"copied_by\": [{\"context\": 0, \"samples\": 1}, {\"context\": 0, "
+                                          "\"samples\": 1}], \"copied_by_other\": 0") + "]}",
+         "copies: an edge's 'copied_by' lists a context twice"},
+        {"{" + site + ", \"code_contexts\": [{\"frames\": [\"g()\"]}], \"edges\": [" +
+             edge(field, consumer, sums + ", \"copied_by\": [{\"context\": 0, \"samples\": 1}]") + "]}",
+         "copies: an edge with 'copied_by' needs 'copied_by_other'"},
+        {"{" + site + ", \"code_contexts\": [{\"frames\": [\"g()\"]}], \"edges\": [" +
+             edge(field, consumer, sums + ", \"copied_by\": [{\"context\": 0, \"samples\": 0}], \"copied_by_other\": 0") +
+             "]}",
+         "copies: each of an edge's 'copied_by' needs a context and at least one sample"},
     };
     for (const auto& [copies, message] : cases) {
         const read_back r = read_json("bad.json", profile_with(copies));
@@ -267,13 +420,9 @@ TEST_CASE("merging profiles' copy sections is exactly the runs' graphs merged in
     std::sort(expected.sampling.begin(), expected.sampling.end());
     REQUIRE(expected.sampling[0] != expected.sampling[1]);
 
-    const scratch_file a("a.json", json_of(first)), b("b.json", json_of(second));
-    profile forward, backward;
-    REQUIRE_FALSE(load_profiles({a.path.string(), b.path.string()}, forward));
-    REQUIRE_FALSE(load_profiles({b.path.string(), a.path.string()}, backward));
-    REQUIRE(forward.copies);
+    const profile forward = merged_both_ways(first, second, "graph");
     CHECK(*forward.copies == expected);
-    CHECK(json_of(forward) == json_of(backward));
+    const scratch_file a("a.json", json_of(first)), b("b.json", json_of(second));
     // Some edges were seen in both runs, at both periods: their sums are the sums of the two.
     std::size_t mixed = 0;
     for (const auto& [edge, volume] : forward.copies->graph.edges())

@@ -6,6 +6,7 @@
 #include "html_report.hpp"
 
 #include "ojx/copies_view.hpp"
+#include "ojx/copy_edge_table.hpp"
 #include "ojx/copy_profile.hpp"
 #include "ojx/copy_sources.hpp"
 
@@ -392,4 +393,42 @@ TEST_CASE("the HTML report of a profile without a copy section has no copies vie
     CHECK(with.size() > html.size());
     CHECK(with.substr(0, with.find("<style>")) == html.substr(0, html.find("<style>")));
     CHECK(with.ends_with(html.substr(html.rfind("document.body.dataset.ready"))));
+}
+
+TEST_CASE("the HTML report names the code that copied under each edge, as the copies view does") {
+    const copy_edge copied{copy_node::field(0, 8), copy_node::field(1, copy_node::elements), 8};
+    const copy_edge used{copy_node::field(1, copy_node::elements), copy_node::consumer(), 8};
+    const copy_edge unnamed{copy_node::static_location(0), copy_node::field(1, copy_node::elements), 8};
+    copy_edge_table table(8);
+    for (int i = 0; i < 6; ++i) table.add(copied, 64, 20);
+    for (int i = 0; i < 2; ++i) table.add(copied, 64, 21);
+    table.add(copied, 64, 22);
+    table.add(copied, 64); // other code: in the shares' whole, not named
+    for (int i = 0; i < 5; ++i) table.add(used, 64, 21);
+    table.add(unnamed, 64);
+    profile p = sample_profile();
+    p.copies = copy_profile_of(
+        table.graph(), table.code(), {}, "sample <period 64>",
+        [](context_id c) { return copy_site{"pkg.Record" + std::to_string(c), {"pkg.Make.f" + std::to_string(c) + "()"}}; },
+        [](context_id c) { return copy_code_context{{c == 20 ? "pkg.Copier.copy() <b>" : "pkg.Sum.of()", "main()"}}; });
+    const std::string text = data_text(html_of(p));
+    CHECK(text.find('<') == std::string::npos); // a frame's markup is as inert as the sites'
+    rapidjson::Document data;
+    data.Parse(text.c_str(), text.size());
+    REQUIRE_FALSE(data.HasParseError());
+    const auto& edges = data["copies"]["edges"];
+    REQUIRE(edges.Size() == 3);
+    // Heaviest first: the copied edge (10 samples), the used one (5), the one whose samples named no code.
+    const auto& top = edges[0];
+    CHECK(top["code_label"].GetString() == std::string("copied by"));
+    CHECK(top["code_samples"].GetUint64() == 10);
+    REQUIRE(top["copied_by"].Size() == copies_view_code); // the heaviest two of three
+    CHECK(top["copied_by"][0]["frame"].GetString() == std::string("pkg.Copier.copy() <b>"));
+    CHECK(top["copied_by"][0]["samples"].GetUint64() == 6);
+    CHECK(top["copied_by"][1]["frame"].GetString() == std::string("pkg.Sum.of()"));
+    CHECK(top["copied_by"][1]["samples"].GetUint64() == 3); // contexts 21 and 22, named alike
+    CHECK(edges[1]["code_label"].GetString() == std::string("used by"));
+    CHECK(edges[1]["copied_by"][0]["samples"].GetUint64() == 5);
+    CHECK_FALSE(edges[2].HasMember("copied_by"));
+    CHECK_FALSE(edges[2].HasMember("code_label"));
 }

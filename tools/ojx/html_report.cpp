@@ -216,8 +216,26 @@ void append_run(std::string& json, const run_profile& run) {
     json += "]}";
 }
 
+// The code that copied along `edge`, as the copies view names it under the edge: ,"code_label" ("copied by", or
+// "used by" for an edge into the consumer), "code_samples" (the samples whose code was counted, the shares'
+// whole) and "copied_by": [{"frame" (a leaf frame), "samples"}], heaviest first; nothing where the samples named
+// no code.
+void append_copying_code(std::string& json, const copy_profile& copies, const copy_edge& edge) {
+    const auto code = copying_code(copies, edge);
+    if (code.empty()) return;
+    json += ",\"code_label\":";
+    append_string(json, copying_code_label(edge));
+    json += ",\"code_samples\":" + std::to_string(copies.code.of(edge).samples()) + ",\"copied_by\":[";
+    for (std::size_t k = 0; k < code.size() && k < copies_view_code; ++k) {
+        json += k ? ",{\"frame\":" : "{\"frame\":";
+        append_string(json, code[k].first);
+        json += ",\"samples\":" + std::to_string(code[k].second) + '}';
+    }
+    json += ']';
+}
+
 // The copies view's data, what copies_view.hpp prints: {"sampling", "counters", "copied", "used", "total_edges",
-// "edges" (the heaviest, estimated at `level`), "total_chains", "chains" (the hot copy chains, heaviest first)}.
+// "edges" (the heaviest, estimated at `level`, each with the code that copied along it), "total_chains", "chains" (the hot copy chains, heaviest first)}.
 void append_copies(std::string& json, const copy_profile& copies, double level, string_table& strings) {
     json += "{\"sampling\":";
     append_string(json, joined(copies.sampling));
@@ -243,6 +261,7 @@ void append_copies(std::string& json, const copy_profile& copies, double level, 
         json += ",\"width\":" + std::to_string(e.edge.width) + ",\"samples\":" + std::to_string(e.samples) +
                 ",\"estimate\":";
         append_copy_estimate(json, e.estimate);
+        append_copying_code(json, copies, e.edge);
         json += '}';
     }
     const std::vector<copy_chain> chains = copy_chains(copies);

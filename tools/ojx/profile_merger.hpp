@@ -2,8 +2,9 @@
 // of profiles (threads, processes, hosts) become one context whose evidence is the sum of theirs and whose
 // estimate is recomputed from that sum, never averaged: θ, its interval, α, ω and γ are what one profile with all
 // the comparisons would have said. Counters add up; descriptive fields keep every distinct value. Copy sections
-// add up too (copy_profile::merge: edges by their sample sums, sites by name), exactly, at any periods. The
-// result does not depend on the order or grouping of the inputs (merging is commutative and associative).
+// add up too (copy_profile::merge: edges and the code that made them by their sample sums, sites and code contexts
+// by name), exactly, at any periods. The result does not depend on the order or grouping of the inputs (merging
+// is commutative and associative).
 #pragma once
 
 #include "ojx/profile.hpp"

@@ -169,7 +169,9 @@ public:
         }
         if (in_copies_) {
             if (path_ == "copies.sites[]" && in_array()) copies_->sites.emplace_back();
+            if (path_ == "copies.code_contexts[]" && in_array()) copies_->code_contexts.emplace_back();
             if (path_ == "copies.edges[]" && in_array()) edge_ = edge_read{};
+            if (path_ == "copies.edges[].copied_by[]" && in_array()) edge_.copied_by.emplace_back();
         }
         if (path_ == "contexts[]" && in_array() && !in_context_) {
             if (!saw_version()) return fail("not an ojx profile (no ojx_profile_version before its contexts)");
@@ -630,6 +632,11 @@ private:
         std::optional<std::uint64_t> width;
         sampled_volume volume;
         unsigned sums = 0; // one bit each for samples, weight, weight_squares and max_weight, as read
+        struct code_read {
+            std::optional<std::uint64_t> context, samples;
+        };
+        std::vector<code_read> copied_by;
+        std::optional<std::uint64_t> copied_by_other;
     };
 
     // The copy section (copy_profile.hpp): its counters, sites and edges' sums, checked as they are read.
@@ -646,6 +653,10 @@ private:
             return key_ == "type" ? text(v, "sites.type", c.sites.back().type) : true;
         }
         if (path_ == "copies.sites[].frames[]") return frame(v, "sites.frames", c.sites.back().frames);
+        if (path_ == "copies.code_contexts[]")
+            return in_array() ? wrong_type("code_contexts", "a list of objects") : true;
+        if (path_ == "copies.code_contexts[].frames[]")
+            return frame(v, "code_contexts.frames", c.code_contexts.back().frames);
         if (path_ == "copies.edges[]") {
             if (in_array()) return wrong_type("edges", "a list of objects");
             const std::string field = "edges." + key_;
@@ -654,6 +665,14 @@ private:
             if (key_ == "weight") return count(v, field, edge_.volume.weight) && mark_sum(2);
             if (key_ == "weight_squares") return count(v, field, edge_.volume.weight_squares) && mark_sum(4);
             if (key_ == "max_weight") return count(v, field, edge_.volume.max_weight) && mark_sum(8);
+            if (key_ == "copied_by_other") return count(v, field, edge_.copied_by_other.emplace());
+            if (key_ == "copied_by") return wrong_type(field, "a list of objects");
+            return true;
+        }
+        if (path_ == "copies.edges[].copied_by[]") {
+            if (in_array()) return wrong_type("edges.copied_by", "a list of objects");
+            if (key_ == "context") return count(v, "edges.copied_by.context", edge_.copied_by.back().context.emplace());
+            if (key_ == "samples") return count(v, "edges.copied_by.samples", edge_.copied_by.back().samples.emplace());
             return true;
         }
         if (path_ == "copies.edges[].from") return node_value(v, "edges.from.", edge_.from);
@@ -723,6 +742,30 @@ private:
                                   "weight_squares <= weight * max_weight, max_weight^2 <= weight_squares)");
         if (copies_->graph.edges().contains(edge)) return fail(where() + "an edge is listed twice");
         copies_->graph.add(edge, s);
+        return finish_edge_code(edge);
+    }
+
+    // The edge's code: each context once, at least one sample each, no more samples in all than the edge's.
+    bool finish_edge_code(const copy_edge& edge) {
+        if (edge_.copied_by.empty() && !edge_.copied_by_other) return true;
+        if (!edge_.copied_by_other) return fail(where() + "an edge with 'copied_by' needs 'copied_by_other'");
+        edge_code code;
+        code.other = *edge_.copied_by_other;
+        for (const edge_read::code_read& c : edge_.copied_by) {
+            if (!c.context || !c.samples || *c.samples == 0)
+                return fail(where() + "each of an edge's 'copied_by' needs a context and at least one sample");
+            if (*c.context >= no_context) return wrong_type("edges.copied_by.context", "a smaller integer");
+            if (!code.contexts.try_emplace(static_cast<context_id>(*c.context), *c.samples).second)
+                return fail(where() + "an edge's 'copied_by' lists a context twice");
+        }
+        const auto too_many = [&] { return fail(where() + "an edge's 'copied_by' has more samples than the edge"); };
+        if (code.other > edge_.volume.samples) return too_many();
+        std::uint64_t left = edge_.volume.samples - code.other;
+        for (const auto& [context, samples] : code.contexts) {
+            if (samples > left) return too_many();
+            left -= samples;
+        }
+        copies_->code.add(edge, code);
         return true;
     }
 
@@ -733,6 +776,11 @@ private:
                 if (names_site(node) && node.site >= copies_->sites.size())
                     return fail("copies: an edge names site " + std::to_string(node.site) +
                                 ", which 'sites' does not list");
+        for (const auto& [edge, code] : copies_->code.edges())
+            for (const auto& [context, samples] : code.contexts)
+                if (context >= copies_->code_contexts.size())
+                    return fail("copies: an edge names code context " + std::to_string(context) +
+                                ", which 'code_contexts' does not list");
         copy_profile ordered;
         ordered.merge(*copies_);
         *copies_ = std::move(ordered);

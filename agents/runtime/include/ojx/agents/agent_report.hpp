@@ -50,12 +50,14 @@ struct agent_profile {
 // followed no value (copies=0). The counters go to the profile's run.agent.
 struct followed_copies {
     sampled_copy_graph graph;
+    copy_code code;
     sampled_copy_stats stats;
     std::vector<std::pair<std::string, std::uint64_t>> counters;
 };
 std::optional<followed_copies> followed_copies_of(const followed_copy_graph& copies);
 
-// The profile's copy section of what was taken: its sites named as the profile names its contexts.
+// The profile's copy section of what was taken: its sites and the code that copied named as the profile names its
+// contexts.
 template <class Tree>
 std::optional<copy_profile> copy_section(const std::optional<followed_copies>& copies, const replica_report& report,
                                          const Tree& tree, const report_naming& naming,
@@ -64,14 +66,15 @@ std::optional<copy_profile> copy_section(const std::optional<followed_copies>& c
     std::map<context_id, type_id> types;
     for (const context_report& context : report.contexts) types.emplace(context.context, context.type);
     return copy_profile_of(
-        copies->graph, copies->stats,
+        copies->graph, copies->code, copies->stats,
         fmt::format("{} samples/s per thread, each sampled load from a tracked object followed for up to {} "
                     "instructions; each sample weighs 1 (sampled copies)",
                     backend.samples_per_second, backend.follow_bound),
         [&](context_id context) {
             const auto type = types.find(context);
             return name_copy_site(tree, context, type == types.end() ? no_type : type->second, naming);
-        });
+        },
+        [&](context_id context) { return name_copy_code(tree, context, naming); });
 }
 
 // How the exit summary goes.

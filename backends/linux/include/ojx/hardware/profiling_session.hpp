@@ -270,8 +270,10 @@ private:
         deliver(self, trap, context, reads);
     }
     // Signal-safe: a sampled load's value the backend followed, for the sinks that take it. Not recorded: a trace
-    // holds what the profiler saw, and followed values go to the other sinks only.
-    static void deliver_followed(void* self, const followed_value& value, const ucontext_t&,
+    // holds what the profiler saw, and followed values go to the other sinks only. A value that was used gets the
+    // calling context where its following ended as its load's access context: the code that copied it, which
+    // the load, its uses and that end share but for a call or return within the follow bound.
+    static void deliver_followed(void* self, const followed_value& value, const ucontext_t& context,
                                  const handler_reads& reads) noexcept {
         auto& session = *static_cast<basic_profiling_session*>(self);
         if (session.paused() || !session.lock_.try_lock()) {
@@ -284,7 +286,10 @@ private:
             return;
         }
         session.memory_.reads = reads;
-        session.host_->on_followed_value(value);
+        followed_value with_context = value;
+        if (value.use_count > 0 && value.load.access_context == no_context)
+            with_context.load.access_context = session.access_context(context, static_cast<pid_t>(value.load.thread));
+        session.host_->on_followed_value(with_context);
         session.memory_.reads = {};
         session.release(&reads);
     }
