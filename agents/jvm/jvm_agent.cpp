@@ -329,6 +329,8 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
     // AsyncGetCallTrace walks only while ClassLoad events are on (else every walk fails "no class load").
     callbacks.ClassLoad = [](jvmtiEnv*, JNIEnv*, jthread, jclass) {};
     callbacks.ClassPrepare = [](jvmtiEnv*, JNIEnv*, jthread, jclass klass) { the_agent->on_class_prepare(klass); };
+    callbacks.CompiledMethodLoad = [](jvmtiEnv*, jmethodID, jint, const void*, jint, const jvmtiAddrLocationMap*,
+                                      const void*) {};
     callbacks.SampledObjectAlloc = [](jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size) {
         the_agent->on_sampled_allocation(jni, thread, object, klass, size);
     };
@@ -340,10 +342,20 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
                                    JVMTI_EVENT_THREAD_END})
         if (jvmti_->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr) != JVMTI_ERROR_NONE)
             return "cannot enable JVMTI event " + std::to_string(event);
-    if (samples_accesses())
+    if (samples_accesses()) {
         for (const jvmtiEvent event : {JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE})
             if (jvmti_->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr) != JVMTI_ERROR_NONE)
                 return "cannot enable JVMTI event " + std::to_string(event);
+        // HotSpot's JIT records where inlined methods' code lies between safepoints too wherever an agent takes
+        // CompiledMethodLoad (DebugInformationRecorder::recording_non_safepoints, as -XX:+DebugNonSafepoints), so
+        // that AsyncGetCallTrace names the method at an access's pc rather than the nearest safepoint's: what
+        // "used at" and the copy section's "copied by" name. Only a refinement: a JVM that refuses it is profiled
+        // with the coarser names.
+        jvmtiCapabilities compiled{};
+        compiled.can_generate_compiled_method_load_events = 1;
+        if (jvmti_->AddCapabilities(&compiled) == JVMTI_ERROR_NONE)
+            jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_COMPILED_METHOD_LOAD, nullptr);
+    }
     return std::nullopt;
 }
 
