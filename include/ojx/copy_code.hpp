@@ -1,6 +1,6 @@
 // The code that made a sampled copy graph's edges (docs/copy-profiling.md, "The code that copies"): for each edge,
-// the access contexts its samples were taken in (the calling context of the sampled load whose following made
-// the edge) with the samples of each, and the samples whose context was not kept ("other": a context past what
+// the access contexts its samples were taken in (the calling context where the following that made the edge
+// ended, within the follow bound of its load: the code that copied) with the samples of each, and the samples whose context was not kept ("other": a context past what
 // a signal handler keeps per edge, copy_code_slots.hpp, or none at all). A run's contexts are context ids of its
 // calling context tree; a profile's copy section indexes its own list of named contexts (copy_profile.hpp).
 //
