@@ -15,9 +15,12 @@ std::size_t hardware_backend::capture_stack(const ucontext_t& context, pid_t tid
     if (state == nullptr) return count;
     std::uint64_t low = arch::stack_pointer_of(context);
     std::uint64_t frame = arch::frame_pointer_of(context);
-    if (low < state->stack_low || low >= state->stack_high) return count; // on another stack (sigaltstack)
-    // Each frame: [fp] = caller's fp, [fp + 8] = return address. Frames only go up the stack.
-    while (count < max && frame >= low && frame % 8 == 0 && frame + 16 <= state->stack_high) {
+    if (low < state->stack_low || low >= state->stack_high || state->stack_high < 16)
+        return count; // on another stack (sigaltstack), or no bounds recorded
+    // Each frame: [fp] = caller's fp, [fp + 8] = return address. Frames only go up the stack. The bound is
+    // written without `frame + 16`, which wraps for a frame pointer near 2^64: code without frame pointers uses
+    // rbp for anything (glibc's malloc_usable_size holds -16 in it).
+    while (count < max && frame >= low && frame % 8 == 0 && frame <= state->stack_high - 16) {
         const auto* words = reinterpret_cast<const std::uint64_t*>(frame);
         const std::uint64_t return_address = words[1];
         if (return_address < 4096) break;
