@@ -90,7 +90,7 @@ def main():
             (["report", "--min-theta=60", profile], f"option '--min-theta=60': {fraction}"),
             (["report", "--value=width", "--collapsed", "-", profile],
              "option '--value=width': expected one of replicated-bytes, comparisons, objects, bytes, "
-             "copied-bytes"),
+             "copied-bytes, copying-code"),
             (["report", profile, "--top"], "option '--top' needs a value: --top <count>"),
             (["report", "--text=yes", profile], "option '--text=yes': --text is a flag and takes no value"),
             (["report", "--top", "3"], "no profile given"),

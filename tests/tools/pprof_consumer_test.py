@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks ojx's pprof output with an independent consumer, `go tool pprof`.
 
-usage: pprof_consumer_test.py [--copies] --pprof FILE.pb.gz --profile-json PROFILE.json [-- COMMAND ARGS...]
+usage: pprof_consumer_test.py [--copies | --copying-code] --pprof FILE.pb.gz --profile-json PROFILE.json
+                              [-- COMMAND ARGS...]
 
 PROFILE.json is an ojx JSON profile (docs/profile-format.md) and FILE.pb.gz the same profile as pprof. If a
 COMMAND is given it is run first and must write FILE.pb.gz (e.g. `ojx report --pprof FILE.pb.gz PROFILE.json`,
@@ -26,6 +27,13 @@ valued at copies (Σ period: `weight`) and copied_bytes (width × weight), which
 and each edge's bytes must be where its stack says, flat at the leaf `[copied from SOURCE]` (the source node as
 the report names it), at the destination location with the leaves hidden, and at the destination site's leaf
 function with every synthetic frame hidden.
+
+With --copying-code, FILE.pb.gz is the copy volume by the code that copied (`ojx report --value copying-code
+--pprof`): each of those edges split over its `copied_by` contexts by their samples, its `copied_by_other` samples
+under `[other code]` and the samples no code counts under `[code not recorded]`, its `weight` apportioned by
+largest remainder; one sample per share, with exactly the share's copies and bytes, the same totals, and the bytes
+flat at the source leaf, at `[into DESTINATION]` with the source hidden, and at the code's leaf function (or the
+frame standing for it) with both hidden.
 
 Python 3 standard library only. Exit status: 0 passed, 1 failed, 77 skipped (no `go`), 2 bad usage.
 """
@@ -247,17 +255,24 @@ def node_name(sites, node, with_site=True):
     return name + " at " + (site["frames"][0] if site["frames"] else "(no frames)")
 
 
-def check_copies(pprof, profile):
+def copy_edges(profile):
+    """The copy section's sites and its edges into a heap location (a field or a static location; uses by the
+    consumer are not copies)."""
     check("copies" in profile, "the profile has no copy section: nothing to compare")
-    sites = profile["copies"]["sites"]
-    copies = [edge for edge in profile["copies"]["edges"] if edge["to"]["kind"] in ("field", "static")]
-    check(copies, "the copy section has no copy into a heap location: nothing to compare")
-    expected = {"copies": sum(edge["weight"] for edge in copies),
-                "copied_bytes": sum(edge["width"] * edge["weight"] for edge in copies)}
+    edges = [edge for edge in profile["copies"]["edges"] if edge["to"]["kind"] in ("field", "static")]
+    check(edges, "the copy section has no copy into a heap location: nothing to compare")
+    return profile["copies"]["sites"], edges
 
+
+def check_copy_samples(pprof, edges, values):
+    """The value types, the samples' (copies, copied_bytes) exactly `values` in any order, and their totals, in the
+    raw samples and in -top, the section's."""
+    expected = {"copies": sum(edge["weight"] for edge in edges),
+                "copied_bytes": sum(edge["width"] * edge["weight"] for edge in edges)}
     names, samples = pprof.raw()
     check(names == list(expected), "value types %s, expected %s" % (names, list(expected)))
-    check(len(samples) == len(copies), "%d samples for %d copy edges" % (len(samples), len(copies)))
+    check(sorted(tuple(sample["values"]) for sample in samples) == sorted(values),
+          "samples' values %s, expected %s" % (sorted(tuple(sample["values"]) for sample in samples), sorted(values)))
     for index, value_type in enumerate(names):
         raw_sum = sum(sample["values"][index] for sample in samples)
         top_total, _ = pprof.top(value_type)
@@ -266,30 +281,90 @@ def check_copies(pprof, profile):
               % (value_type, raw_sum, top_total, expected[value_type]))
         print("%-13s total %d (profile: %d)" % (value_type, top_total, expected[value_type]))
 
-    # Each edge's bytes, flat where its stack puts them: the source leaf, the destination location, its site.
-    by_source, by_location, by_site = {}, {}, {}
-    for edge in copies:
-        volume = edge["width"] * edge["weight"]
-        source = "[copied from %s]" % node_name(sites, edge["from"])
-        by_source[source] = by_source.get(source, 0) + volume
-        location = "[%s]" % node_name(sites, edge["to"], with_site=False)
-        by_location[location] = by_location.get(location, 0) + volume
-        if edge["to"]["kind"] == "field" and sites[edge["to"]["site"]]["frames"]:
-            site = function_of(sites[edge["to"]["site"]]["frames"][0])
-            by_site[site] = by_site.get(site, 0) + volume
-    for expected_flat, hide in ((by_source, []), (by_location, [r"-hide=^\[copied from "]),
-                                (by_site, [r"-hide=^\["])):
+
+def check_flat(pprof, expectations):
+    """Each (flat copied bytes by name, -hide options): -top shows those flat values for those names."""
+    for expected_flat, hide in expectations:
         _, rows = pprof.top("copied_bytes", "-symbolize=none", *hide)
         flat = {name: value for value, name in rows if name in expected_flat}
         check(flat == expected_flat, "-top %s: flat copied bytes %s, expected %s" % (" ".join(hide), flat,
                                                                                    expected_flat))
+
+
+def add_to(sums, name, value):
+    sums[name] = sums.get(name, 0) + value
+
+
+def source_frame(sites, edge):
+    return "[copied from %s]" % node_name(sites, edge["from"])
+
+
+def check_copies(pprof, profile):
+    sites, copies = copy_edges(profile)
+    check_copy_samples(pprof, copies, [(edge["weight"], edge["width"] * edge["weight"]) for edge in copies])
+    # Each edge's bytes, flat where its stack puts them: the source leaf, the destination location, its site.
+    by_source, by_location, by_site = {}, {}, {}
+    for edge in copies:
+        volume = edge["width"] * edge["weight"]
+        add_to(by_source, source_frame(sites, edge), volume)
+        add_to(by_location, "[%s]" % node_name(sites, edge["to"], with_site=False), volume)
+        if edge["to"]["kind"] == "field" and sites[edge["to"]["site"]]["frames"]:
+            add_to(by_site, function_of(sites[edge["to"]["site"]]["frames"][0]), volume)
+    check_flat(pprof, ((by_source, []), (by_location, [r"-hide=^\[copied from "]), (by_site, [r"-hide=^\["])))
     heaviest = max(by_source, key=by_source.get)
     print("%d copy edges; heaviest source %s (%d bytes)" % (len(copies), heaviest, by_source[heaviest]))
 
 
+def apportioned(total, parts):
+    """`total` split in proportion to `parts` by largest remainder: each part's exact share rounded down, then one
+    more to the parts with the largest remainders, the first of equal ones first, until the split sums to `total`."""
+    whole = sum(parts)
+    shares = [total * part // whole for part in parts]
+    order = sorted(range(len(parts)), key=lambda i: -(total * parts[i] % whole))
+    for i in order[:total - sum(shares)]:
+        shares[i] += 1
+    return shares
+
+
+def code_shares(profile, edge):
+    """The edge's samples by the code that took them, as pprof's leaf names the code: (name, samples)."""
+    contexts = profile["copies"].get("code_contexts", [])
+    shares = []
+    for code in edge.get("copied_by", []):
+        frames = contexts[code["context"]]["frames"]
+        shares.append((function_of(frames[0]) if frames else "(no frames)", code["samples"]))
+    other = edge.get("copied_by_other", 0)
+    shares.append(("[other code]", other))
+    shares.append(("[code not recorded]", edge["samples"] - sum(samples for _, samples in shares)))
+    return [(name, samples) for name, samples in shares if samples > 0]
+
+
+def check_copying_code(pprof, profile):
+    sites, copies = copy_edges(profile)
+    values, by_source, by_into, by_code = [], {}, {}, {}
+    for edge in copies:
+        shares = code_shares(profile, edge)
+        for (code, _), share in zip(shares, apportioned(edge["weight"], [samples for _, samples in shares])):
+            volume = edge["width"] * share
+            values.append((share, volume))
+            add_to(by_source, source_frame(sites, edge), volume)
+            add_to(by_into, "[into %s]" % node_name(sites, edge["to"]), volume)
+            add_to(by_code, code, volume)
+    check(len(by_code) > 1, "the section names no code that copied: nothing to split")
+    check_copy_samples(pprof, copies, values)
+    check_flat(pprof, ((by_source, []), (by_into, [r"-hide=^\[copied from "]),
+                       (by_code, [r"-hide=^\[(copied from|into) "])))
+    heaviest = max(by_code, key=by_code.get)
+    print("%d copy edges in %d shares; heaviest code %s (%d bytes)" % (len(copies), len(values), heaviest,
+                                                                      by_code[heaviest]))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--copies", action="store_true", help="the pprof file is the profile's copy volume")
+    kind = parser.add_mutually_exclusive_group()
+    kind.add_argument("--copies", action="store_true", help="the pprof file is the profile's copy volume")
+    kind.add_argument("--copying-code", action="store_true",
+                      help="the pprof file is the profile's copy volume by the code that copied")
     parser.add_argument("--pprof", required=True, help="the pprof file (.pb.gz) to check")
     parser.add_argument("--profile-json", required=True, help="the ojx JSON profile it was made from")
     parser.add_argument("command", nargs="*", help="after --: a command that writes the pprof file first")
@@ -316,7 +391,8 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="ojx-pprof-") as scratch:
         try:
-            (check_copies if args.copies else check_profile)(Pprof(go, args.pprof, scratch), profile)
+            check_output = check_copies if args.copies else check_copying_code if args.copying_code else check_profile
+            check_output(Pprof(go, args.pprof, scratch), profile)
         except Failure as failure:
             print("FAIL: %s" % failure)
             return 1

@@ -4,7 +4,8 @@
 // to 0.6, contexts with too few comparisons, names with quotes, markup and non-ASCII letters, a context with no
 // frames — and one planted replica context (θ ≈ 0.9, allocated at `planted_site`, which
 // tests/tools/CMakeLists.txt passes to the browser test). Estimates come from the real estimator. A copy section
-// (docs/profile-format.md, "copies") too, for the copy volume outputs (`ojx report --value copied-bytes`).
+// (docs/profile-format.md, "copies") too, with the code that copied, for the copy volume outputs (`ojx report
+// --value copied-bytes` and `--value copying-code`).
 //
 // usage: profile_fixture OUT.json [CONTEXTS]   (default 40 contexts)
 #include "ojx/copy_profile.hpp"
@@ -78,7 +79,9 @@ const T& pick(const std::vector<T>& from, std::mt19937& random) {
 // A sampled copy graph as a merge of two runs at periods 64 and 256 gives: decoded records copied into the planted
 // arrays (the heaviest copy, by far; `planted_frames`, the planted context's, name them as a profile does), a
 // static table read into records, fresh references stored, a site with no frames, and uses by computations, which
-// are not copies.
+// are not copies. The code that copied as the agents record it: two contexts and other code for the planted copy,
+// one context for the static table, one with no frames, and none for the fresh references (as where a profile
+// that recorded no code was merged in).
 copy_profile make_copies(const std::vector<std::string>& planted_frames) {
     const std::vector<copy_site> sites = {
         {"com.acme.ingest.Record", {"com.acme.ingest.Decoder.next(Decoder.java:58)",
@@ -86,21 +89,41 @@ copy_profile make_copies(const std::vector<std::string>& planted_frames) {
         {"byte[]", planted_frames},
         {"com.acme.model.Address", {"com.acme.model.Address.<init>(Address.java:23)"}},
         {"java.lang.Object[]", {}}};
+    const std::vector<copy_code_context> code_contexts = {
+        {{"com.acme.ingest.DictionaryPageReader.decode(DictionaryPageReader.java:240)",
+          "com.acme.ingest.DictionaryPageReader.readPage(DictionaryPageReader.java:212)",
+          "org.apache.spark.executor.Executor$TaskRunner.run(Executor.scala:551)"}},
+        {{"java.util.Arrays.copyOf(Arrays.java:3537)",
+          "com.acme.ingest.ColumnChunkLoader.load(ColumnChunkLoader.java:64)",
+          "org.apache.spark.executor.Executor$TaskRunner.run(Executor.scala:551)"}},
+        {{"com.acme.ingest.Decoder.next(Decoder.java:61)",
+          "org.apache.spark.executor.Executor$TaskRunner.run(Executor.scala:551)"}},
+        {{}},
+        {{"java.util.Arrays.equals(Arrays.java:2646)", "com.acme.ingest.Dedup.seen(Dedup.java:31)"}}};
     const copy_node record8 = copy_node::field(0, 8), pages = copy_node::field(1, copy_node::elements);
+    const copy_edge planted{record8, pages, 8}, table{copy_node::static_location(0x7f3a00001000), record8, 4},
+        fresh{copy_node::allocation(2), copy_node::field(3, copy_node::elements), 4},
+        untraced{copy_node::field(2, 16), copy_node::field(0, 24), 2}, use{pages, copy_node::consumer(), 8};
     sampled_copy_graph graph;
-    for (int i = 0; i < 30; ++i) graph.add({record8, pages, 8}, i % 3 == 0 ? 256 : 64);
-    for (int i = 0; i < 6; ++i) graph.add({copy_node::static_location(0x7f3a00001000), record8, 4}, 64);
-    for (int i = 0; i < 4; ++i) graph.add({copy_node::allocation(2), copy_node::field(3, copy_node::elements), 4}, 64);
-    graph.add({copy_node::field(2, 16), copy_node::field(0, 24), 2}, 256);
-    for (int i = 0; i < 20; ++i) graph.add({pages, copy_node::consumer(), 8}, 64);
+    for (int i = 0; i < 30; ++i) graph.add(planted, i % 3 == 0 ? 256 : 64);
+    for (int i = 0; i < 6; ++i) graph.add(table, 64);
+    for (int i = 0; i < 4; ++i) graph.add(fresh, 64);
+    graph.add(untraced, 256);
+    for (int i = 0; i < 20; ++i) graph.add(use, 64);
+    copy_code code;
+    code.add(planted, {{{0, 17}, {1, 9}}, 4});
+    code.add(table, {{{2, 6}}, 0});
+    code.add(untraced, {{{3, 1}}, 0});
+    code.add(use, {{{4, 20}}, 0});
     sampled_copy_stats counters;
     counters.loads_followed = 55;
     counters.ended = 50;
     counters.bound_reached = 5;
     counters.steps = 400;
     counters.edges = 61;
-    return copy_profile_of(graph, counters, "fixture (periods 64 and 256)",
-                           [&](context_id c) { return sites.at(c); });
+    return copy_profile_of(graph, code, counters, "fixture (periods 64 and 256)",
+                           [&](context_id c) { return sites.at(c); },
+                           [&](context_id c) { return code_contexts.at(c); });
 }
 
 profile make_profile(std::size_t count) {

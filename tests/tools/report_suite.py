@@ -20,7 +20,7 @@ Checks:
   merge      merging two native runs in either order gives the same bytes; objects and comparisons add up
   bad input  a missing, empty, truncated, foreign or newer-version profile: exit 2, one line naming the file and
              the problem, and no output file (or temporary file) left behind; so too copy volume (--value
-             copied-bytes) asked of a profile with no copy section
+             copied-bytes or copying-code) asked of a profile with no copy section
 """
 import argparse
 import json
@@ -182,8 +182,9 @@ class Suite:
               f"{len(docs[2]['contexts'])} sites, same bytes in either order, counters and objects add up")
 
     def no_copy_section(self, profile):
-        """Copy volume asked of a profile without a copy section: exit 2, one line naming the file and the
-        problem, nothing on standard output and no output file left behind."""
+        """Copy volume asked of a profile without a copy section, by destination or by code: exit 2, one line
+        naming the file, the problem and the --value asked for, nothing on standard output and no output file left
+        behind."""
         with open(profile, encoding="utf-8") as handle:
             if "copies" in json.load(handle):
                 self.fail(f"{profile} has a copy section: it cannot show copy volume refused")
@@ -191,19 +192,21 @@ class Suite:
         out_dir = os.path.join(self.workdir, "no-copies")
         os.makedirs(out_dir, exist_ok=True)
         name = os.path.basename(profile)
-        for outputs in (["--collapsed", "-"], ["--collapsed", os.path.join(out_dir, "copies.txt"), "--pprof",
-                                               os.path.join(out_dir, "copies.pb.gz")]):
-            args = ["report", "--value", "copied-bytes", *outputs, profile]
-            result = self.ojx_run(*args)
-            lines = result.stderr.strip().splitlines()
-            if (result.returncode != 2 or result.stdout or len(lines) != 1 or name not in lines[0]
-                    or "no copy section" not in lines[0]):
-                self.fail(f"ojx {' '.join(args)}: exit {result.returncode}, stdout {result.stdout[:200]!r}, stderr "
-                          f"{result.stderr!r} (want exit 2 and one line naming {name} and 'no copy section')")
-        left = os.listdir(out_dir)
-        if left:
-            self.fail(f"ojx report --value copied-bytes of a profile with no copy section left files behind: {left}")
-        print(f"  no copy section: --value copied-bytes of {name}: exit 2, one line, nothing left behind")
+        for value in ("copied-bytes", "copying-code"):
+            for outputs in (["--collapsed", "-"], ["--collapsed", os.path.join(out_dir, "copies.txt"), "--pprof",
+                                                   os.path.join(out_dir, "copies.pb.gz")]):
+                args = ["report", "--value", value, *outputs, profile]
+                result = self.ojx_run(*args)
+                lines = result.stderr.strip().splitlines()
+                if (result.returncode != 2 or result.stdout or len(lines) != 1 or name not in lines[0]
+                        or "no copy section" not in lines[0] or f"--value {value}" not in lines[0]):
+                    self.fail(f"ojx {' '.join(args)}: exit {result.returncode}, stdout {result.stdout[:200]!r}, "
+                              f"stderr {result.stderr!r} (want exit 2 and one line naming {name}, "
+                              f"'no copy section' and --value {value})")
+            left = os.listdir(out_dir)
+            if left:
+                self.fail(f"ojx report --value {value} of a profile with no copy section left files behind: {left}")
+            print(f"  no copy section: --value {value} of {name}: exit 2, one line, nothing left behind")
 
     def sampling_only(self, profile):
         """A run without watchpoints has no estimates: the report says why instead of asking for a longer run."""

@@ -409,9 +409,9 @@ TEST_CASE("labels carry the allocation metrics: every allocation, scaled where s
 TEST_CASE("a writer for copies writes copies and copied bytes, the source as leaf over location and site",
           "[pprof][copies]") {
     const std::vector<copy_stack> stacks = {
-        {{"Buffer.grow(Buffer.java:12)", "Job.run(Job.java:40)"}, "[long[] elements]",
+        {{"Buffer.grow(Buffer.java:12)", "Job.run(Job.java:40)"}, "", "[long[] elements]",
          "[copied from Record+16 at Decoder.next(Decoder.java:58)]", 448, 3584, 4, 8},
-        {{}, "[static 0x7f3a00002000]", "[copied from Cell+8 at (no frames)]", 16, 32, 1, 2}};
+        {{}, "", "[static 0x7f3a00002000]", "[copied from Cell+8 at (no frames)]", 16, 32, 1, 2}};
     pprof_writer writer(pprof_writer::samples::copies);
     for (const copy_stack& s : stacks) writer.add(s);
     run_profile run;
@@ -444,4 +444,38 @@ TEST_CASE("a writer for copies writes copies and copied bytes, the source as lea
         CHECK(labels == std::map<std::string, std::int64_t>{{"samples", static_cast<std::int64_t>(s.samples)},
                                                            {"width", s.width}});
     }
+}
+
+TEST_CASE("a writer for copies by code puts the code that copied, or the frame standing for it, under the "
+          "destination", "[pprof][copies]") {
+    const std::vector<copy_stack> stacks = {
+        {{"Buffer.append(Buffer.java:30)", "Job.run(Job.java:40)"}, "",
+         "[into long[] elements at Buffer.grow(Buffer.java:12)]",
+         "[copied from Record+16 at Decoder.next(Decoder.java:58)]", 300, 2400, 3, 8},
+        {{}, "[other code]", "[into long[] elements at Buffer.grow(Buffer.java:12)]",
+         "[copied from Record+16 at Decoder.next(Decoder.java:58)]", 148, 1184, 1, 8}};
+    pprof_writer writer(pprof_writer::samples::copying_code);
+    for (const copy_stack& s : stacks) writer.add(s);
+    std::ostringstream out;
+    REQUIRE_FALSE(writer.finish(out, run_profile{}));
+    const pb::Profile p = parsed(out.str());
+
+    REQUIRE(p.sample_type_size() == 2);
+    CHECK(text(p, p.sample_type(0).type()) == "copies");
+    CHECK(text(p, p.default_sample_type()) == "copied_bytes");
+    REQUIRE(p.comment_size() > 1);
+    CHECK(text(p, p.comment(1)).find("the code that copied") != std::string::npos);
+    REQUIRE(p.sample_size() == 2);
+    const pb::Sample& named = p.sample(0);
+    REQUIRE(named.location_id_size() == 4);
+    CHECK(resolve(p, named.location_id(0)).function == stacks[0].source);
+    CHECK(resolve(p, named.location_id(1)).function == stacks[0].location);
+    CHECK(resolve(p, named.location_id(2)).function == "Buffer.append");
+    CHECK(resolve(p, named.location_id(3)).function == "Job.run");
+    const pb::Sample& other = p.sample(1);
+    REQUIRE(other.location_id_size() == 3);
+    CHECK(resolve(p, other.location_id(1)).function == stacks[1].location);
+    CHECK(resolve(p, other.location_id(2)).function == "[other code]");
+    CHECK(other.value(0) == 148);
+    CHECK(other.value(1) == 1184);
 }

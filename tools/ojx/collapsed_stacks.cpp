@@ -16,7 +16,8 @@ std::uint64_t value_of(const context_profile& c, stack_value value) {
     case stack_value::comparisons: return c.estimate.comparisons();
     case stack_value::objects: return c.objects;
     case stack_value::bytes: return c.bytes;
-    case stack_value::copied_bytes: return 0; // copies are the copy section's (copy_stacks.hpp)
+    case stack_value::copied_bytes:
+    case stack_value::copying_code: return 0; // copies are the copy section's (copy_stacks.hpp)
     }
     return 0;
 }
@@ -27,7 +28,8 @@ void write_frame(std::ostream& out, std::string_view frame) {
     for (const char c : frame) out << (c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c);
 }
 
-// `frames` root first, then the synthetic leaf frames, then the value.
+// `frames` root first, then the synthetic leaf frames (an empty one is none: a copy stack's code where frames
+// name it), then the value.
 void write_line(std::ostream& out, const std::vector<std::string>& frames,
                 std::initializer_list<std::string_view> leaves, std::uint64_t value) {
     for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame) {
@@ -36,6 +38,7 @@ void write_line(std::ostream& out, const std::vector<std::string>& frames,
     }
     const char* separator = "";
     for (const std::string_view leaf : leaves) {
+        if (leaf.empty()) continue;
         out << separator;
         write_frame(out, leaf);
         separator = ";";
@@ -57,7 +60,7 @@ void write_collapsed(std::ostream& out, const context_profile& site, stack_value
 }
 
 void write_collapsed(std::ostream& out, const copy_stack& copy) {
-    if (copy.bytes != 0) write_line(out, copy.frames, {copy.location, copy.source}, copy.bytes);
+    if (copy.bytes != 0) write_line(out, copy.frames, {copy.code, copy.location, copy.source}, copy.bytes);
 }
 
 } // namespace ojx::tool

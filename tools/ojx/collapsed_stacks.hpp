@@ -1,7 +1,9 @@
 // Collapsed stacks (Brendan Gregg's flamegraph.pl format, also read by speedscope and most flame graph tools):
 // one line per allocation site, `root;…;site;[type] VALUE`, so that replica profiles open in the tools people
 // already use. Sites with a value of 0 are left out (a flame graph has nothing to draw for them). Copy volume is
-// written the same way, one line per copy edge (copy_stacks.hpp): `root;…;site;[location];[copied from …] BYTES`.
+// written the same way, one line per copy stack (copy_stacks.hpp): by destination
+// `root;…;site;[location];[copied from …] BYTES`, by the code that copied
+// `root;…;code;[into …];[copied from …] BYTES`.
 #pragma once
 
 #include "copy_stacks.hpp"
@@ -21,18 +23,24 @@ enum class stack_value {
     objects,          // objects tracked
     bytes,            // bytes allocated in tracked objects
     copied_bytes,     // bytes copied, from the copy section: its edges are the stacks, sites have none
+    copying_code,     // the same bytes, stacked by the code that copied them
 };
+
+// Whether the stacks are the copy section's (copy_stacks.hpp) rather than the sites.
+constexpr bool is_copy_volume(stack_value value) noexcept {
+    return value == stack_value::copied_bytes || value == stack_value::copying_code;
+}
 
 // Their names, in the enum's order: what `ojx report --value` takes.
 inline constexpr std::string_view stack_value_names[] = {"replicated-bytes", "comparisons", "objects", "bytes",
-                                                      "copied-bytes"};
+                                                      "copied-bytes", "copying-code"};
 
 std::optional<stack_value> parse_stack_value(std::string_view name); // one of stack_value_names
 
 // One site's line (nothing when its value is 0); sites are written as they are read.
 void write_collapsed(std::ostream& out, const context_profile& site, stack_value value);
 
-// One copy edge's line, valued at its bytes.
+// One copy stack's line, valued at its bytes.
 void write_collapsed(std::ostream& out, const copy_stack& copy);
 
 } // namespace ojx::tool

@@ -158,8 +158,12 @@ void add_comments(pprof_builder& builder, const run_profile& run, pprof_writer::
                 "shared one copy");
     } else {
         comment("ojx copy profile: bytes copied between heap locations, estimated from sampled copies");
-        comment("copied_bytes: a copy's stack is the allocation context of the objects copied into, the location, "
-                "and where the value came from; the code that copied is not recorded");
+        if (kind == pprof_writer::samples::copies)
+            comment("copied_bytes: a copy's stack is the allocation context of the objects copied into, the "
+                    "location, and where the value came from");
+        else
+            comment("copied_bytes: a copy's stack is the code that copied (each edge's copies split over its code "
+                    "contexts by their samples), the location copied into, and where the value came from");
     }
     if (!run.runtime.empty()) comment("runtime: " + joined(run.runtime));
     if (!run.sampler.empty()) comment("sampler: " + joined(run.sampler));
@@ -182,7 +186,7 @@ struct pprof_writer::state {
 pprof_writer::pprof_writer(samples kind) : state_(std::make_unique<state>(kind)) {
     pprof_builder& builder = state_->builder;
     pb::Profile& profile = builder.message();
-    if (kind == samples::copies) {
+    if (kind != samples::sites) {
         // Copies are estimated from samples taken at varying periods: no one period scales them.
         builder.set_value_type(*profile.add_sample_type(), "copies", "count");
         builder.set_value_type(*profile.add_sample_type(), "copied_bytes", "bytes");
@@ -239,6 +243,7 @@ void pprof_writer::add(const copy_stack& copy) {
     pb::Sample& sample = *builder.message().add_sample();
     sample.add_location_id(builder.synthetic_location(copy.source));
     sample.add_location_id(builder.synthetic_location(copy.location));
+    if (!copy.code.empty()) sample.add_location_id(builder.synthetic_location(copy.code));
     for (const std::string& frame : copy.frames) sample.add_location_id(builder.frame_location(frame));
     sample.add_value(as_value(copy.copies));
     sample.add_value(as_value(copy.bytes));

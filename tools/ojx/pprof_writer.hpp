@@ -18,10 +18,12 @@
 // Samples are not split by access context: comparisons and bytes belong to the allocation context, and access
 // contexts are only its most-sampled few, so any split would be invented.
 //
-// A writer for copies (`ojx report --value copied-bytes`) writes the copy section's edges into heap locations
-// instead, one sample each, its stack copy_stacks.hpp's leaf first: `[copied from …]`, the destination location,
-// then the destination's allocation context. Values: copies/count (estimated from the samples) and
-// copied_bytes/bytes (the default sample type); labels `width` (bytes per copy) and `samples`.
+// A writer for copies writes the copy section's stacks (copy_stacks.hpp) instead, one sample each, leaf first: by
+// destination (`ojx report --value copied-bytes`) `[copied from …]`, the destination location, then the
+// destination's allocation context; by the code that copied (`--value copying-code`) `[copied from …]`,
+// `[into …]`, then the copying code's context (or the frame standing for it, `[other code]`, `[code not
+// recorded]`). Values: copies/count (estimated from the samples) and copied_bytes/bytes (the default sample type);
+// labels `width` (bytes per copy) and `samples`.
 #pragma once
 
 #include "copy_stacks.hpp"
@@ -39,7 +41,8 @@ namespace ojx::tool {
 // only the pprof message (with its deduplicated tables) grows.
 class pprof_writer {
 public:
-    enum class samples { sites, copies }; // what the samples are: the profile's sites, or its copy edges
+    // What the samples are: the profile's sites, or its copy stacks by destination or by the code that copied.
+    enum class samples { sites, copies, copying_code };
 
     explicit pprof_writer(samples kind = samples::sites);
     ~pprof_writer();
@@ -47,7 +50,7 @@ public:
     pprof_writer& operator=(const pprof_writer&) = delete;
 
     void add(const context_profile& context); // one sample, of a writer for sites
-    void add(const copy_stack& copy);         // one sample, of a writer for copies
+    void add(const copy_stack& copy);         // one sample, of a writer for copies (either kind)
     // Adds the run's facts as comments, serializes and gzips into `out`. Returns the error, if any.
     std::optional<std::string> finish(std::ostream& out, const run_profile& run);
 

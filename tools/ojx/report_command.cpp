@@ -2,8 +2,9 @@
 // stacks or pprof. A single profile is read as a stream: each site goes to every output as it is read, the table
 // and the page keep only their best sites, collapsed stacks are written at once, and pprof keeps only its own
 // deduplicated message — memory for what is written, not for the profile. A copy section is printed after the
-// table (copies_view.hpp) and shown in the page; with --value copied-bytes, collapsed stacks and pprof are its
-// copy volume (copy_stacks.hpp) instead of the sites, written once the section has been read.
+// table (copies_view.hpp) and shown in the page; with --value copied-bytes or copying-code, collapsed stacks and
+// pprof are its copy volume (copy_stacks.hpp, by destination or by the code that copied) instead of the sites,
+// written once the section has been read.
 #include "collapsed_stacks.hpp"
 #include "commands.hpp"
 #include "copy_stacks.hpp"
@@ -19,12 +20,15 @@
 #include "ojx/site_selection.hpp"
 #include "ojx/text_report.hpp"
 
+#include <cstddef>
 #include <cstdio>
 #include <iostream>
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace ojx::tool {
 namespace {
@@ -58,15 +62,20 @@ files (written whole or not at all):
   --title TEXT       the page's title
   --collapsed FILE   collapsed stacks (flamegraph.pl, speedscope), every site; FILE '-' is standard output
   --value KIND       width in collapsed stacks: replicated-bytes (default), comparisons, objects, bytes;
-                     or copied-bytes: collapsed stacks and pprof show copy volume instead of sites (the
-                     profile's copy section needed): the bytes each edge into a heap location copied, estimated
-                     from its samples, under the allocation context of the objects copied into, the location
-                     (`[Record+8]`) and the source as leaf (`[copied from byte[] elements at FRAME]`); the code
-                     that copied is not recorded
+                     or copied-bytes or copying-code: collapsed stacks and pprof show copy volume instead of
+                     sites (the profile's copy section needed): the bytes each edge into a heap location
+                     copied, estimated from its samples, with the source as leaf (`[copied from byte[]
+                     elements at FRAME]`). copied-bytes stacks them by destination, under the allocation
+                     context of the objects copied into and the location (`[Record+8]`); copying-code by the
+                     code that copied, each edge's bytes split over the code contexts its samples were taken
+                     in, under the context's frames and the destination (`[into Record+8 at FRAME]`), or
+                     `[other code]` where the context was not kept, `[code not recorded]` where the profile
+                     has no code (emulation, replay)
   --pprof FILE       gzipped pprof profile.proto (go tool pprof, continuous-profiling systems), every site
 
 example: ojx report --top 5 --source src/main/java replicas.json
          ojx report --html replicas.html --pprof replicas.pb.gz host1.json host2.json
+         ojx report --value copying-code --collapsed - copies.json | flamegraph.pl > copies.svg
 )";
 
 struct report_request {
@@ -163,15 +172,17 @@ int report_command(arguments args) {
     std::ostream* collapsed = nullptr;
     std::ostream* pprof = nullptr;
     std::unique_ptr<pprof_writer> pprof_sites;
-    const bool copy_volume = r.value == stack_value::copied_bytes && !(r.collapsed.empty() && r.pprof.empty());
+    const bool copy_volume = is_copy_volume(r.value) && !(r.collapsed.empty() && r.pprof.empty());
     if (!r.html.empty() && !(html = open(r.html, std::ios::out))) return failed(files.back()->error());
     if (r.collapsed == "-") collapsed = &std::cout;
     else if (!r.collapsed.empty() && !(collapsed = open(r.collapsed, std::ios::out)))
         return failed(files.back()->error());
     if (!r.pprof.empty()) {
         if (!(pprof = open(r.pprof, std::ios::out | std::ios::binary))) return failed(files.back()->error());
-        pprof_sites = std::make_unique<pprof_writer>(copy_volume ? pprof_writer::samples::copies
-                                                                  : pprof_writer::samples::sites);
+        pprof_sites = std::make_unique<pprof_writer>(!copy_volume ? pprof_writer::samples::sites
+                                                     : r.value == stack_value::copying_code
+                                                         ? pprof_writer::samples::copying_code
+                                                         : pprof_writer::samples::copies);
     }
 
     // Each site goes to every output as it comes: one profile is read as a stream and never held whole;
@@ -195,10 +206,13 @@ int report_command(arguments args) {
     }
 
     if (copy_volume) {
+        const std::string_view value_name = stack_value_names[static_cast<std::size_t>(r.value)];
         if (!copies)
-            return input_error("report", joined(r.profiles) + ": no copy section (copies), which --value "
-                                                             "copied-bytes shows; copy profiling writes one");
-        for (const copy_stack& copy : copy_stacks(*copies)) {
+            return input_error("report", joined(r.profiles) + ": no copy section (copies), which --value " +
+                                             std::string(value_name) + " shows; copy profiling writes one");
+        const std::vector<copy_stack> stacks =
+            r.value == stack_value::copying_code ? copying_code_stacks(*copies) : copy_stacks(*copies);
+        for (const copy_stack& copy : stacks) {
             if (collapsed != nullptr) write_collapsed(*collapsed, copy);
             if (pprof_sites) pprof_sites->add(copy);
         }
