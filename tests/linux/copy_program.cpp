@@ -2,7 +2,10 @@
 // one allocation site (make_source) are copied whole into objects of three others — by memcpy, by std::copy and by
 // a hand loop of 8-byte words — and two controls read objects of their own sites without copying them: one sums
 // them (every loaded value goes to a computation), one stores a computed value (x * 3 + 1) into objects of a
-// fifth site. Each activity runs in turn for the same time, so each gets about a fifth of the samples.
+// fifth site. Each activity runs in turn for the same time. memcpy and std::copy move a whole object in a few
+// hundred wide instructions, so that their slices would be mostly the allocator's and the agent's work at each
+// allocation and free: they copy into each destination `library_repeats` times, so that their loads get samples
+// of the same order as the hand loop's.
 //
 // Every site allocates through its own function (noinline, frame pointers), so the agent names five allocation
 // contexts by those functions. The copies' destinations are freed at once; the sources live until the end.
@@ -22,6 +25,7 @@ namespace {
 constexpr std::size_t object_bytes = 4096;
 constexpr std::size_t words = object_bytes / sizeof(std::uint64_t);
 constexpr std::size_t sources = 16;
+constexpr int library_repeats = 8;
 
 #define PLANTED __attribute__((noinline))
 
@@ -43,15 +47,19 @@ PLANTED std::uint64_t* make_computed() { return allocate(); }
 
 PLANTED void copy_by_memcpy(const std::uint64_t* from) {
     std::uint64_t* to = make_memcpy_copy();
-    std::memcpy(to, from, object_bytes);
-    asm volatile("" : : "r"(to) : "memory");
+    for (int repeat = 0; repeat < library_repeats; ++repeat) {
+        std::memcpy(to, from, object_bytes);
+        asm volatile("" : : "r"(to) : "memory"); // each copy is made: the destination is read after it
+    }
     std::free(to);
 }
 
 PLANTED void copy_by_std_copy(const std::uint64_t* from) {
     std::uint64_t* to = make_std_copy();
-    std::copy(from, from + words, to);
-    asm volatile("" : : "r"(to) : "memory");
+    for (int repeat = 0; repeat < library_repeats; ++repeat) {
+        std::copy(from, from + words, to);
+        asm volatile("" : : "r"(to) : "memory");
+    }
     std::free(to);
 }
 
