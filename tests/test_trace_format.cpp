@@ -205,7 +205,7 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
     std::vector<trace_event> events;
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t t = values.pick(threads.size());
-        switch (values.pick(28)) {
+        switch (values.pick(29)) {
         case 0: events.push_back(ojx::type_symbol{.id = values.u32(), .name = values.name()}); break;
         case 1: events.push_back(ojx::frame_symbol{.id = values.u64(), .name = values.name()}); break;
         case 2:
@@ -330,6 +330,23 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
                 for (auto& block : decided.fingerprint.blocks) block = values.pick(3) == 0 ? values.u32() : 5;
             }
             events.push_back(decided);
+            break;
+        }
+        case 27: {
+            // A followed load: any end, a string move or not, up to max_uses uses of either kind.
+            ojx::followed_value followed;
+            followed.load = {.ip = values.u64(), .effective_address = values.u64(), .value = values.u64(),
+                .width = values.u8(), .kind = ojx::access_kind::load, .thread = threads[t],
+                .access_context = values.u32()};
+            followed.end = static_cast<ojx::follow_end>(values.pick(6));
+            followed.string_move = values.pick(2) == 0;
+            followed.steps = values.u32();
+            for (std::uint64_t n = values.pick(ojx::followed_value::max_uses + 1); n > 0; --n) {
+                const bool copied = values.pick(2) == 0;
+                followed.add({.kind = copied ? ojx::value_use::copied : ojx::value_use::consumed,
+                              .width = values.u8(), .to = copied ? values.u64(followed.load.effective_address) : 0});
+            }
+            events.push_back(followed);
             break;
         }
         default:
@@ -590,6 +607,47 @@ TEST_CASE("value flow records round-trip, a load's register in two bytes after i
     // Cut short: a register move without its source.
     const std::array<std::byte, 2> cut = {std::byte{ojx::trace_tag::register_move}, std::byte{5}};
     REQUIRE(read_all(one_block(cut)).error == "trace.ojxt: block 0 at byte 20: record cut short by the end of the block");
+}
+
+TEST_CASE("a followed value's record: its uses' addresses from the load's, and what the reader refuses", "[trace]") {
+    ojx::followed_value followed;
+    followed.load = {.ip = 0x401000, .effective_address = 0x7f0000001000, .value = 42, .width = 8,
+                     .kind = ojx::access_kind::load, .thread = 3, .access_context = 9};
+    followed.steps = 5;
+    followed.end = ojx::follow_end::released;
+    followed.add({.kind = ojx::value_use::copied, .width = 8, .to = 0x7f0000001040});
+    followed.add({.kind = ojx::value_use::consumed, .width = 8});
+    const auto trace = write_trace({followed}, 4096);
+    const auto read = read_all(trace.file);
+    REQUIRE(read.error.empty());
+    REQUIRE(read.events == std::vector<trace_event>{followed});
+    // tag, thread, ip (4), address (7), value, width, context, flags, steps, count, copied use (kind, width,
+    // delta 0x40 as zigzag: 2 bytes), consumed use (kind, width); and the end record.
+    CHECK(payload_bytes(trace) == 1 + 1 + 4 + 7 + 1 + 1 + 1 + 1 + 1 + 1 + 4 + 2 + 1);
+
+    // The record's bytes up to its flags, then what follows them.
+    const auto record = [](std::initializer_list<std::uint8_t> rest) {
+        std::vector<std::byte> bytes{std::byte{ojx::trace_tag::followed_value}, std::byte{3}, std::byte{1},
+                                     std::byte{2}, std::byte{0}, std::byte{8}, std::byte{0}};
+        for (const std::uint8_t b : rest) bytes.push_back(std::byte{b});
+        bytes.push_back(std::byte{ojx::trace_tag::end_of_trace});
+        return bytes;
+    };
+    CHECK(read_all(one_block(record({0x06, 0, 0}))).error ==
+          "trace.ojxt: block 0 at byte 20: followed value with unknown flags 0x06");
+    CHECK(read_all(one_block(record({0x10, 0, 0}))).error ==
+          "trace.ojxt: block 0 at byte 20: followed value with unknown flags 0x10");
+    CHECK(read_all(one_block(record({0x00, 0, 9}))).error ==
+          "trace.ojxt: block 0 at byte 20: followed value with 9 uses (at most 8)");
+    CHECK(read_all(one_block(record({0x00, 0, 1, 2, 8}))).error ==
+          "trace.ojxt: block 0 at byte 20: followed value use of unknown kind 2");
+    const auto fine = read_all(one_block(record({0x09, 0, 1, 1, 8})));
+    REQUIRE(fine.error.empty());
+    REQUIRE(fine.events.size() == 1);
+    const auto& string_move = std::get<ojx::followed_value>(fine.events.front());
+    CHECK(string_move.string_move);
+    CHECK(string_move.end == ojx::follow_end::bound);
+    CHECK(string_move.use_count == 1);
 }
 
 TEST_CASE("bytes per event on realistic streams", "[trace]") {

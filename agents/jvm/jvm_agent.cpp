@@ -871,7 +871,7 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
     }
     if (followed)
         facts.agent_counters.insert(facts.agent_counters.end(), followed->counters.begin(), followed->counters.end());
-    const auto copied = copy_section(followed, report, tree, naming, session_.backend().options());
+    const auto copied = copy_section(followed, report, tree, naming, session_.followed_copies_description());
     const bool written = write_agent_profile(agent_profile{report, tree, naming, facts, copied ? &*copied : nullptr}, path, session_,
                                              {settings_.agent.quiet, why, lines});
     if (final) {

@@ -488,7 +488,7 @@ void write_profile() {
         const std::optional<followed_copies> followed = followed_copies_of(copies);
         if (followed) facts.agent_counters.insert(facts.agent_counters.end(), followed->counters.begin(),
                                                   followed->counters.end());
-        const auto copied = copy_section(followed, report, profiler.contexts(), naming, a.session.backend().options());
+        const auto copied = copy_section(followed, report, profiler.contexts(), naming, a.session.followed_copies_description());
         write_agent_profile(agent_profile{report, profiler.contexts(), naming, facts, copied ? &*copied : nullptr}, a.files.profile,
                             a.session, {a.settings.quiet, "at exit", lines});
     });

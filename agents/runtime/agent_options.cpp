@@ -32,10 +32,10 @@ std::vector<option_spec> common_agent_options() {
          "the sample that chose the pair (sample), or auto: watchpoint where debug registers work, else sample",
          hardware::comparison_kind_names()},
         {"window", option_kind::size, "64", "bytes compared around a probed word; 0: the word only"},
-        {"copies", option_kind::count, "0",
+        {"copies", option_kind::count, "8",
          "copy profiling: follow each sampled load from a tracked object for up to this many instructions, "
-         "single-stepping, to find where its value is copied (the profile's copies section); 0: off. Needs a "
-         "decode sampler (not precise); alone it turns sampling on"},
+         "single-stepping, to find where its value is copied (the profile's copies section); 0: off. Wherever "
+         "accesses are sampled by decoding (not precise sampling); given alone it turns sampling on"},
         {"companion", option_kind::choice, "auto",
          "also probe each newly remembered object at a second place, read at once, so that pairs are compared at "
          "two places (what the estimate of partial replicas needs): on, off, or auto: on where pairs are compared at "
@@ -81,9 +81,11 @@ std::optional<std::string> to_agent_settings(const option_values& values, agent_
     backend.compare = *hardware::parse_comparison_kind(values.choice("compare"));
     if (values.count("copies") > max_follow_bound)
         return fmt::format("copies={}: at most {} instructions are followed", values.count("copies"), max_follow_bound);
-    if (values.count("copies") > 0 && backend.sampler == hardware::sampler_kind::none)
+    if (values.given("copies") && values.count("copies") > 0 && backend.sampler == hardware::sampler_kind::none)
         return std::string("copies= follows sampled loads, and sampler=none samples none");
-    backend.follow_bound = static_cast<std::uint32_t>(values.count("copies"));
+    // The default follows wherever loads are sampled, and costs nothing where none are.
+    backend.follow_bound =
+        backend.sampler == hardware::sampler_kind::none ? 0 : static_cast<std::uint32_t>(values.count("copies"));
     backend.seed = values.count("seed");
     backend.guarded_reads = values.choice("reads") == "auto";
     profiler_config& profiler = settings.session.profiler;

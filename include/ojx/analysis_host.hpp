@@ -19,6 +19,19 @@
 
 namespace ojx {
 
+// A followed value's objects, found in `profiler`'s object map: the load's, and each copied-to address's. What the
+// host hands its sinks, and a replay of recorded followed values finds again. Signal-safe.
+template <class Profiler>
+resolved_follow resolve_follow(const Profiler& profiler, const followed_value& value) noexcept {
+    resolved_follow resolved{value, profiler.resolve(value.load), {}};
+    for (std::size_t i = 0; i < value.use_count; ++i) {
+        if (value.uses[i].kind != value_use::copied) continue;
+        const resolved_sample to = profiler.resolve(access_sample{.effective_address = value.uses[i].to});
+        if (to.found()) resolved.destinations[i] = to.object;
+    }
+    return resolved;
+}
+
 template <class Profiler, analysis_sink... Sinks>
 class analysis_host {
 public:
@@ -51,12 +64,7 @@ public:
     // that takes it. Signal-safe.
     void on_followed_value(const followed_value& value) noexcept {
         if constexpr (follows_values) {
-            resolved_follow resolved{value, resolve(value.load), {}};
-            for (std::size_t i = 0; i < value.use_count; ++i) {
-                if (value.uses[i].kind != value_use::copied) continue;
-                const resolved_sample to = resolve(access_sample{.effective_address = value.uses[i].to});
-                if (to.found()) resolved.destinations[i] = to.object;
-            }
+            const resolved_follow resolved = resolve_follow(profiler_, value);
             each([&]<class S>(S& sink) {
                 if constexpr (takes_followed_values<S>) sink.on_followed_value(resolved);
             });

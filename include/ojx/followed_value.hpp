@@ -30,6 +30,7 @@ struct followed_value {
         value_use kind = value_use::copied;
         std::uint8_t width = 0;
         address to = 0; // copied: the address stored to
+        friend bool operator==(const use&, const use&) = default;
     };
 
     access_sample load{};         // the sampled load (a string move's: its element, copied at once)
@@ -48,6 +49,7 @@ struct followed_value {
         uses[use_count++] = u;
         return true;
     }
+    friend bool operator==(const followed_value&, const followed_value&) = default;
 };
 
 } // namespace ojx

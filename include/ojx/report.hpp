@@ -4,6 +4,7 @@
 // bytecode index, a native address, a synthetic id). Not for signal handlers: allocates freely.
 #pragma once
 
+#include "ojx/copy_profile.hpp"
 #include "ojx/profile.hpp"
 #include "ojx/profile_writer.hpp"
 #include "ojx/text_report.hpp"
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -122,6 +124,24 @@ copy_site name_copy_site(const Tree& tree, context_id context, type_id type, con
 template <class Tree>
 copy_code_context name_copy_code(const Tree& tree, context_id context, const report_naming& naming) {
     return {report_detail::frames(tree, context, naming)};
+}
+
+// The copy section of a graph of followed values (followed_copy_graph.hpp: its graph, code and counters): its sites
+// named as `report` types them, the code that copied as "used at" names it. What an agent writes, and a replay of
+// its trace writes again.
+template <class Tree>
+copy_profile followed_copy_section(const sampled_copy_graph& graph, const copy_code& code,
+                                   const sampled_copy_stats& counters, std::string sampling,
+                                   const replica_report& report, const Tree& tree, const report_naming& naming) {
+    std::map<context_id, type_id> types;
+    for (const context_report& context : report.contexts) types.emplace(context.context, context.type);
+    return copy_profile_of(
+        graph, code, counters, std::move(sampling),
+        [&](context_id context) {
+            const auto type = types.find(context);
+            return name_copy_site(tree, context, type == types.end() ? no_type : type->second, naming);
+        },
+        [&](context_id context) { return name_copy_code(tree, context, naming); });
 }
 
 // The documented JSON profile of a report (profile_writer.hpp).

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ojx/allocation_metrics.hpp"
+#include "ojx/followed_value.hpp"
 #include "ojx/sampler.hpp"
 #include "ojx/types.hpp"
 #include "ojx/value_flow.hpp"
@@ -225,7 +226,8 @@ using trace_event = std::variant<type_symbol, frame_symbol, context_symbol, thre
     free_event, move_event, region_move_event, gc_start_event, gc_end_event, access_sample, watchpoint_arm_event,
     watchpoint_disarm_event, watchpoint_trap, events_lost_event, run_attribute, memory_contents_event,
     relocated_object_event, relocation_event, access_event, memory_fill_event, heap_census_event,
-    kept_survivors_event, moved_survivor_event, watchpoint_arm_refused_event, whole_object_digest, value_flow_event>;
+    kept_survivors_event, moved_survivor_event, watchpoint_arm_refused_event, whole_object_digest, value_flow_event,
+    followed_value>;
 
 // ---- Record tags -------------------------------------------------------------------------------------------
 
@@ -260,6 +262,10 @@ inline constexpr std::uint8_t memory_contents = 0x21;
 inline constexpr std::uint8_t access = 0x22;
 inline constexpr std::uint8_t next_access = 0x23;
 inline constexpr std::uint8_t memory_fill = 0x24;
+// A sampled load whose value the recording's backend followed (followed_value.hpp). Bits of its flags byte:
+inline constexpr std::uint8_t followed_value = 0x25;
+inline constexpr std::uint8_t followed_end = 0x07;         // the follow_end
+inline constexpr std::uint8_t followed_string_move = 0x08; // the load was a string move's element
 inline constexpr std::uint8_t watchpoint_arm = 0x30;
 inline constexpr std::uint8_t watchpoint_disarm = 0x31;
 inline constexpr std::uint8_t watchpoint_trap = 0x32;

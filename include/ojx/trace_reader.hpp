@@ -392,6 +392,8 @@ private:
             }
             return sample;
         }
+        case trace_tag::followed_value:
+            return get_followed_value();
         case trace_tag::memory_contents: {
             memory_contents_event memory{.where = get_varint()};
             memory.bytes = get_memory_bytes("memory contents");
@@ -488,6 +490,51 @@ private:
             }
             return std::nullopt;
         }
+    }
+
+    std::optional<trace_event> get_followed_value() {
+        followed_value followed;
+        access_sample& load = followed.load;
+        load.thread = get_u32("thread id");
+        load.ip = get_varint();
+        load.effective_address = get_varint();
+        load.value = get_varint();
+        load.width = get_byte();
+        load.kind = access_kind::load;
+        load.access_context = get_u32("context id");
+        const std::uint8_t flags = get_byte();
+        const std::uint8_t end = flags & trace_tag::followed_end;
+        if (record_failed_) return std::nullopt;
+        if ((flags & ~(trace_tag::followed_end | trace_tag::followed_string_move)) != 0 ||
+            end > static_cast<std::uint8_t>(follow_end::uses_full)) {
+            fail_record("followed value with unknown flags " + hex_byte(flags));
+            return std::nullopt;
+        }
+        followed.end = static_cast<follow_end>(end);
+        followed.string_move = (flags & trace_tag::followed_string_move) != 0;
+        followed.steps = get_u32("steps");
+        const std::uint8_t uses = get_byte();
+        if (record_failed_) return std::nullopt;
+        if (uses > followed_value::max_uses) {
+            fail_record("followed value with " + std::to_string(uses) + " uses (at most " +
+                        std::to_string(followed_value::max_uses) + ")");
+            return std::nullopt;
+        }
+        for (std::uint8_t i = 0; i < uses; ++i) {
+            followed_value::use use;
+            const std::uint8_t kind = get_byte();
+            if (record_failed_) return std::nullopt;
+            if (kind > static_cast<std::uint8_t>(value_use::consumed)) {
+                fail_record("followed value use of unknown kind " + std::to_string(kind));
+                return std::nullopt;
+            }
+            use.kind = static_cast<value_use>(kind);
+            use.width = get_byte();
+            if (use.kind == value_use::copied) use.to = apply_zigzag_delta(load.effective_address, get_varint());
+            followed.add(use);
+        }
+        if (record_failed_) return std::nullopt;
+        return followed;
     }
 
     static value_flow_event register_flow(access_kind kind, value_register r, address where, std::uint8_t width) {

@@ -51,6 +51,10 @@ struct trace_run_description {
     // for `copy_bound` events (`copies.bound`): a replay rebuilds the exact and the sampled copy graphs.
     bool every_value_flow = false;
     std::uint32_t copy_bound = 8;
+    // The recording's backend followed sampled loads itself (a Linux agent's copies=N) and the trace holds each
+    // followed value: how, as the profile's copy section says it (attribute `copies.followed`). Empty: none were
+    // followed, and the profile has no copy section.
+    std::string followed_copies;
 };
 
 namespace trace_run_detail {
@@ -160,6 +164,7 @@ inline std::vector<run_attribute> run_attributes(const trace_run_description& ru
         attributes.push_back({"value_flow", "every"});
         attributes.push_back({"copies.bound", to_text(std::uint64_t{run.copy_bound})});
     }
+    if (!run.followed_copies.empty()) attributes.push_back({"copies.followed", run.followed_copies});
     for (const auto& [name, count] : run.facts.agent_counters)
         attributes.push_back({std::string(agent_prefix) + name, std::to_string(count)});
     return attributes;
@@ -206,6 +211,9 @@ inline std::optional<std::string> apply_run_attribute(trace_run_description& run
         run.every_value_flow = true;
     } else if (name == "copies.bound") {
         if (!from_text(value, run.copy_bound)) return malformed();
+    } else if (name == "copies.followed") {
+        if (value.empty()) return malformed();
+        run.followed_copies = attribute.value;
     } else if (name == "watchpoint_slots") {
         if (!from_text(value, run.watchpoint_slots)) return malformed();
     } else if (name.starts_with(agent_prefix)) {

@@ -188,6 +188,31 @@ public:
         });
     }
 
+    // The load as a full sample record's fields (its kind is always load), then the flags (the end, a string
+    // move), the steps, and each use with its store address as a difference from the load's.
+    bool append(const followed_value& followed) noexcept {
+        return write_record([&](trace_byte_writer& out, trace_thread_slots&) {
+            const access_sample& load = followed.load;
+            out.put_byte(trace_tag::followed_value);
+            out.put_varint(load.thread);
+            out.put_varint(load.ip);
+            out.put_varint(load.effective_address);
+            out.put_varint(load.value);
+            out.put_byte(load.width);
+            out.put_varint(load.access_context);
+            out.put_byte(static_cast<std::uint8_t>(static_cast<std::uint8_t>(followed.end) |
+                                                   (followed.string_move ? trace_tag::followed_string_move : 0)));
+            out.put_varint(followed.steps);
+            out.put_byte(followed.use_count);
+            for (std::size_t i = 0; i < followed.use_count; ++i) {
+                const followed_value::use& use = followed.uses[i];
+                out.put_byte(static_cast<std::uint8_t>(use.kind));
+                out.put_byte(use.width);
+                if (use.kind == value_use::copied) out.put_varint(zigzag_delta(load.effective_address, use.to));
+            }
+        });
+    }
+
     bool append(const watchpoint_trap& trap) noexcept {
         return write_record([&](trace_byte_writer& out, trace_thread_slots&) {
             out.put_byte(trace_tag::watchpoint_trap);

@@ -144,17 +144,23 @@ std::optional<std::string> translate_without_default_sampler(const std::string& 
 
 } // namespace
 
-TEST_CASE("agent options: copy profiling is off unless copies= is given, and given alone it turns sampling on") {
-    CHECK(settings_of("").session.backend.follow_bound == 0);
-    CHECK(settings_of("copies=8").session.backend.follow_bound == 8);
+TEST_CASE("agent options: copy profiling follows 8 instructions wherever loads are sampled; copies= alone samples") {
+    CHECK(settings_of("").session.backend.follow_bound == 8);
+    CHECK(settings_of("copies=0").session.backend.follow_bound == 0);
     CHECK(settings_of("copies=64").session.backend.follow_bound == 64);
     CHECK(error_of("copies=65").find("copies=65") != std::string::npos);
     CHECK(error_of("sampler=none,copies=8").find("copies=") != std::string::npos);
+    // sampler=none with the default: nothing to follow, and nothing asked for that cannot be done.
+    CHECK(settings_of("sampler=none").session.backend.follow_bound == 0);
 
     agent_settings jvm_defaults;
     REQUIRE_FALSE(translate_without_default_sampler("", jvm_defaults));
     CHECK(jvm_defaults.session.backend.sampler == sampler_kind::none);
     CHECK(jvm_defaults.session.backend.follow_bound == 0);
+    agent_settings sampling;
+    REQUIRE_FALSE(translate_without_default_sampler("rate=200", sampling));
+    CHECK(sampling.session.backend.sampler == sampler_kind::automatic);
+    CHECK(sampling.session.backend.follow_bound == 8);
     agent_settings asked;
     REQUIRE_FALSE(translate_without_default_sampler("copies=4", asked));
     CHECK(asked.session.backend.sampler == sampler_kind::automatic);
@@ -162,6 +168,7 @@ TEST_CASE("agent options: copy profiling is off unless copies= is given, and giv
     agent_settings off;
     REQUIRE_FALSE(translate_without_default_sampler("copies=0", off));
     CHECK(off.session.backend.sampler == sampler_kind::none);
+    CHECK(off.session.backend.follow_bound == 0);
 }
 
 namespace {

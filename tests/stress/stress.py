@@ -5,8 +5,9 @@ Each family runs real programs from Debian (python3, sqlite3, git, pigz, a C mal
 javac on the JVM) and small hostile C programs, first unprofiled, then under the agent in these configurations:
 
   defaults                      the agent's default options
-  dense                         the densest documented settings (native: rate=1000,interval=0, every allocation
-                                tracked; JVM: interval=8k,rate=1000)
+  dense                         the densest documented settings (native: rate=1000,interval=0,copies=64, every
+                                allocation tracked, each sampled load's value followed for 64 instructions; JVM:
+                                interval=8k,rate=1000,copies=64)
   ... , ulimit -i 64            each of the above with RLIMIT_SIGPENDING 64 (a tiny real-time signal queue)
   ... , queue held              each of the above while another process of the same user holds queued signals,
                                 so that only HEADROOM entries of the program's queue limit are free
@@ -67,8 +68,8 @@ MIN_LIMIT = 60.0  # seconds a profiled step may take, at least
 SLOWDOWN_LIMIT = 10.0  # ... or this many times its unprofiled time, whichever is more (profiled runs take < 6x here)
 REFERENCE_LIMIT = 300.0
 
-NATIVE_DENSE = "rate=1000,interval=0"
-JVM_DENSE = "interval=8k,rate=1000"
+NATIVE_DENSE = "rate=1000,interval=0,copies=64"
+JVM_DENSE = "interval=8k,rate=1000,copies=64"
 
 
 class Skip(Exception):

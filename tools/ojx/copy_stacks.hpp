@@ -10,7 +10,7 @@
 //   taken in (copy_code.hpp), in proportion to their samples: the copying code's calling context, then a frame
 //   naming the destination with its site (`[into Record+8 at FRAME]`), then the same source leaf. Samples whose
 //   context was not kept go under `[other code]`, samples for which the section counted no code (a section with no
-//   code contexts: the emulation's, a replay's) under `[code not recorded]`. An edge's copies are apportioned by
+//   code contexts: the emulation's and its replays') under `[code not recorded]`. An edge's copies are apportioned by
 //   largest remainder, so its shares sum to its copies exactly and each is within one copy of its exact share.
 //
 // Edges into the consumer are uses, not copies, and are left out: either way the stacks sum exactly to the copies

@@ -56,25 +56,13 @@ struct followed_copies {
 };
 std::optional<followed_copies> followed_copies_of(const followed_copy_graph& copies);
 
-// The profile's copy section of what was taken: its sites and the code that copied named as the profile names its
-// contexts.
+// The profile's copy section of what was taken (`sampling`: the session's followed_copies_description), its sites
+// and the code that copied named as the profile names its contexts.
 template <class Tree>
 std::optional<copy_profile> copy_section(const std::optional<followed_copies>& copies, const replica_report& report,
-                                         const Tree& tree, const report_naming& naming,
-                                         const hardware::backend_options& backend) {
+                                         const Tree& tree, const report_naming& naming, std::string sampling) {
     if (!copies) return std::nullopt;
-    std::map<context_id, type_id> types;
-    for (const context_report& context : report.contexts) types.emplace(context.context, context.type);
-    return copy_profile_of(
-        copies->graph, copies->code, copies->stats,
-        fmt::format("{} samples/s per thread, each sampled load from a tracked object followed for up to {} "
-                    "instructions; each sample weighs 1 (sampled copies)",
-                    backend.samples_per_second, backend.follow_bound),
-        [&](context_id context) {
-            const auto type = types.find(context);
-            return name_copy_site(tree, context, type == types.end() ? no_type : type->second, naming);
-        },
-        [&](context_id context) { return name_copy_code(tree, context, naming); });
+    return followed_copy_section(copies->graph, copies->code, copies->stats, std::move(sampling), report, tree, naming);
 }
 
 // How the exit summary goes.

@@ -46,6 +46,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <charconv>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -126,6 +127,9 @@ public:
     // The run facts of the profile (and of the trace): the runtime named in the options, the backend's choices,
     // the policies, and health_counters. An agent adds its counters.
     run_facts facts() const;
+    // How the session follows sampled loads for its copy analyses, as the profile's copy section says it (and the
+    // trace, for its replay); empty when it follows none.
+    std::string followed_copies_description() const;
     // What the program was spared, as counters for the profile's run.agent (only those not zero): threads that
     // ran unprofiled, events given up, the watchdog's interventions.
     std::vector<std::pair<std::string, std::uint64_t>> health_counters() const;
@@ -269,8 +273,8 @@ private:
                              const handler_reads& reads) noexcept {
         deliver(self, trap, context, reads);
     }
-    // Signal-safe: a sampled load's value the backend followed, for the sinks that take it. Not recorded: a trace
-    // holds what the profiler saw, and followed values go to the other sinks only. A value that was used gets the
+    // Signal-safe: a sampled load's value the backend followed, for the sinks that take it, and recorded as the
+    // profiler's events are (a replay hands it to the same sinks). A value that was used gets the
     // calling context where its following ended as its load's access context: the code that copied it, which
     // the load, its uses and that end share but for a call or return within the follow bound.
     static void deliver_followed(void* self, const followed_value& value, const ucontext_t& context,
@@ -289,7 +293,7 @@ private:
         followed_value with_context = value;
         if (value.use_count > 0 && value.load.access_context == no_context)
             with_context.load.access_context = session.access_context(context, static_cast<pid_t>(value.load.thread));
-        session.host_->on_followed_value(with_context);
+        session.handle([&]() noexcept { session.host_->on_followed_value(with_context); }, with_context);
         session.memory_.reads = {};
         session.release(&reads);
     }
@@ -437,7 +441,8 @@ std::optional<std::string> basic_profiling_session<Sinks...>::start(const sessio
         r.recorder.emplace(*r.writer, r.effects);
         recorded_watchpoints_.record_into(&r.effects);
         recorded_memory_.record_into(&r.effects);
-        const trace_run_description run{profiler_->config(), recorded_watchpoints_.slot_count(), facts()};
+        trace_run_description run{profiler_->config(), recorded_watchpoints_.slot_count(), facts()};
+        run.followed_copies = followed_copies_description();
         for (const run_attribute& attribute : run_attributes(run)) r.writer->append(attribute);
         r.open = true;
     }
@@ -452,6 +457,17 @@ run_facts basic_profiling_session<Sinks...>::facts() const {
                      std::string(reservoir_pairing::name),
                      std::string(reservoir_replacement::name),
                      health_counters()};
+}
+
+template <analysis_sink... Sinks>
+std::string basic_profiling_session<Sinks...>::followed_copies_description() const {
+    if (!follows_values_) return {};
+    const backend_options& options = backend_.options();
+    char rate[32];
+    const auto written = std::to_chars(rate, rate + sizeof rate, options.samples_per_second); // shortest: "1000"
+    return std::string(rate, written.ptr) +
+           " samples/s per thread, each sampled load from a tracked object followed for up to " +
+           std::to_string(options.follow_bound) + " instructions; each sample weighs 1 (sampled copies)";
 }
 
 template <analysis_sink... Sinks>

@@ -98,14 +98,22 @@ inline void replay_samples_and_traps(replayed_profile& result, std::span<const s
         replay_watchpoints watchpoints(result.run.watchpoint_slots);
         replay_memory memory;
         profiler<Policies> prof(result.run.profiler, watchpoints, memory);
-        result.replay = trace_replayer<Policies>(prof, watchpoints, memory).run(file, name);
+        const bool followed = !result.run.followed_copies.empty();
+        followed_copy_graph copies;
+        if (followed) copies.prepare(); // as the live session did
+        result.replay = trace_replayer<Policies>(prof, watchpoints, memory, followed ? &copies : nullptr).run(file, name);
         if (!result.replay.error.empty()) return;
         prof.note_tracking_stayed_exact(result.run.tracking_stayed_exact);
         result.report = prof.report();
         result.facts = result.run.facts;
         result.traps = prof.stats().traps;
+        const report_naming naming = result.replay.naming();
+        profile made = profile_of(result.report, prof.contexts(), naming, result.facts);
+        if (followed)
+            made.copies = followed_copy_section(copies.graph(), copies.code(), copies.stats(), result.run.followed_copies,
+                                                result.report, prof.contexts(), naming);
         std::ostringstream out;
-        write_json(out, result.report, prof.contexts(), result.replay.naming(), result.facts);
+        write_profile_json(out, made);
         result.json = out.str();
     });
     if (!known)

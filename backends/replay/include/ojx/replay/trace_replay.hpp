@@ -5,6 +5,8 @@
 // the arms its backend refused refused again, and its recorded watchpoint calls checked against the profiler's
 // (replay_watchpoints).
 //
+// Followed values (a Linux agent's copies=N) go to a followed copy graph, whose copy section the profile gets again.
+//
 // What a trace of samples and traps can answer: the same analysis again, or with other estimator settings
 // (min comparisons, confidence), which change only how the evidence is judged. Not other sampler, pairing or
 // watchpoint policies, nor another seed: they change which pairs are watched, hence which traps would exist, and
@@ -12,6 +14,8 @@
 // (access_replay.hpp).
 #pragma once
 
+#include "ojx/analysis_host.hpp"
+#include "ojx/followed_copy_graph.hpp"
 #include "ojx/pairing_policy.hpp"
 #include "ojx/profiler.hpp"
 #include "ojx/relocation_survivors.hpp"
@@ -120,8 +124,12 @@ class trace_replayer {
                   "a replayed profiler reads and watches through the replay backend");
 
 public:
-    trace_replayer(profiler<Policies>& profiler, replay_watchpoints& watchpoints, replay_memory& memory)
-        : profiler_(profiler), watchpoints_(watchpoints), memory_(memory), contexts_(profiler.contexts()) {}
+    // `copies`: where the recording followed sampled loads (trace_run_description::followed_copies), the graph
+    // their records rebuild; none: they are read and left out.
+    trace_replayer(profiler<Policies>& profiler, replay_watchpoints& watchpoints, replay_memory& memory,
+                   followed_copy_graph* copies = nullptr)
+        : profiler_(profiler), watchpoints_(watchpoints), memory_(memory), contexts_(profiler.contexts()),
+          copies_(copies) {}
 
     // Replays the whole trace. `file` must outlive the call.
     replay_result run(std::span<const std::byte> file, std::string_view name) {
@@ -187,6 +195,13 @@ private:
         mapped_trap.access_context = contexts_.mapped(trap.access_context);
         consume([&] { profiler_.on_trap(mapped_trap); });
     }
+    // Its objects found in the replayed object map, as the live session's host found them at the same point.
+    void deliver(const followed_value& followed) {
+        if (copies_ == nullptr) return;
+        followed_value mapped = followed;
+        mapped.load.access_context = contexts_.mapped(followed.load.access_context);
+        consume([&] { copies_->on_followed_value(resolve_follow(profiler_, mapped)); });
+    }
     // What the live run's digest decided, applied without memory (the trace has the fingerprint).
     void deliver(const whole_object_digest& decided) {
         if (!profiler_.apply_recorded_digest(decided)) ++unmatched_digests_;
@@ -225,6 +240,7 @@ private:
     replay_watchpoints& watchpoints_;
     replay_memory& memory_;
     trace_contexts contexts_;
+    followed_copy_graph* copies_;
     object_extents extents_;
     survivor_decoder relocating_; // the survivors since the last relocation record
     std::vector<typename profiler<Policies>::relocated_object> survivors_; // reused at each relocation record
