@@ -56,17 +56,23 @@ TEST_CASE("the edge table keeps what a sampled copy graph keeps, and counts what
     }
 }
 
-TEST_CASE("followed values become edges between the sites of whole objects, found once by the host") {
+// A profiler on an emulated heap (objects of 64 bytes and more tracked) and the copy sink on its host.
+struct followed_copies_host {
     synthetic_heap heap{std::size_t{1} << 20};
-    emulated_watchpoints watchpoints(0);
-    profiler_config config;
-    config.min_object_size = 64;
-    config.context_tree_capacity = 64;
-    profiler<policies<>> prof(config, watchpoints, heap);
+    emulated_watchpoints watchpoints{0};
+    profiler<policies<>> prof{profiler_config{.min_object_size = 64, .context_tree_capacity = 64}, watchpoints, heap};
     followed_copy_graph copies;
-    analysis_host host(prof, copies);
-    const context_id source_site = prof.contexts().child(calling_context_tree<context_metrics>::root, 0x100);
-    const context_id copy_site = prof.contexts().child(calling_context_tree<context_metrics>::root, 0x200);
+    analysis_host<profiler<policies<>>, followed_copy_graph> host{prof, copies};
+
+    context_id site(address leaf) { return prof.contexts().child(calling_context_tree<context_metrics>::root, leaf); }
+};
+
+TEST_CASE("followed values become edges between the sites of whole objects, found once by the host") {
+    followed_copies_host h;
+    synthetic_heap& heap = h.heap;
+    followed_copy_graph& copies = h.copies;
+    auto& host = h.host;
+    const context_id source_site = h.site(0x100), copy_site = h.site(0x200);
     const address source = *heap.allocate(256);
     const address copy = *heap.allocate(256);
     const address small = *heap.allocate(16); // below the threshold: untracked
@@ -127,6 +133,44 @@ TEST_CASE("followed values become edges between the sites of whole objects, foun
     CHECK(stats.edges == 5);
     CHECK(stats.steps == 12);
     CHECK(copies.origins_gone() == 1);
+}
+
+TEST_CASE("objects laid out by their type have a node per offset; other objects one node for all their bytes") {
+    followed_copies_host h;
+    synthetic_heap& heap = h.heap;
+    followed_copy_graph& copies = h.copies;
+    auto& host = h.host;
+    copies.prepare(16);
+    const context_id record_site = h.site(0x100), clone_site = h.site(0x200), block_site = h.site(0x300);
+    const address record = *heap.allocate(128);
+    const address clone = *heap.allocate(128);
+    const address block = *heap.allocate(128);
+    const allocation_shape instance{.header_bytes = 12, .typed_layout = true};
+    REQUIRE(host.on_allocation(record, 128, record_site, 0, instance)->typed_layout);
+    REQUIRE(host.on_allocation(clone, 128, clone_site, 0, instance)->typed_layout);
+    REQUIRE_FALSE(host.on_allocation(block, 128, block_site, 0)->typed_layout);
+
+    const auto copy = [&](address from, address to) {
+        followed_value value;
+        value.load = access_sample{.ip = 0x1000, .effective_address = from, .width = 8, .kind = access_kind::load};
+        REQUIRE(value.add({value_use::copied, 8, to}));
+        host.on_followed_value(value);
+    };
+    copy(record + 8, clone + 8);   // a copy constructor: each field into the same field
+    copy(record + 8, clone + 8);
+    copy(record + 16, clone + 16);
+    copy(record + 24, block + 40); // into a native block: one node for it
+    copy(block + 96, clone + 0);   // out of one
+
+    const sampled_copy_graph graph = copies.graph();
+    const auto& edges = graph.edges();
+    REQUIRE(edges.size() == 4);
+    CHECK(edges.at({copy_node::field(record_site, 8), copy_node::field(clone_site, 8), 8}).samples == 2);
+    CHECK(edges.at({copy_node::field(record_site, 16), copy_node::field(clone_site, 16), 8}).samples == 1);
+    CHECK(edges.at({copy_node::field(record_site, 24), copy_node::field(block_site, copy_node::elements), 8})
+              .samples == 1);
+    CHECK(edges.at({copy_node::field(block_site, copy_node::elements), copy_node::field(clone_site, 0), 8})
+              .samples == 1);
 }
 
 TEST_CASE("a followed value keeps as many uses as it has room for, and says when it had more") {

@@ -224,6 +224,7 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
             if (values.pick(3) == 0) allocation.shape.header_bytes = values.u64();
             if (values.pick(3) == 0) allocation.shape.array_length = values.u64();
             if (values.pick(3) == 0) allocation.shape.sampling_interval = values.pick(4) == 0 ? 0 : values.u64();
+            allocation.shape.typed_layout = values.pick(3) == 0;
             previous = allocation;
             events.push_back(allocation);
             break;
@@ -520,7 +521,7 @@ TEST_CASE("an allocation's shape rides with it, full or compact, and nowhere els
         ojx::allocation_event{.thread = 3, .where = 0x1000 + 4080, .size = 4080, .context = 1, .type = 2, .shape = array},
         ojx::allocation_event{.thread = 3, .where = 0x1000 + 8160, .size = 64, .context = 1, .type = 2},
         ojx::allocation_event{.thread = 4, .where = 0x9000, .size = 100, .context = 2, .type = 5,
-                              .shape = {.header_bytes = 12}},
+                              .shape = {.header_bytes = 12, .typed_layout = true}},
         // Adaptive tracking: the interval each object was sampled at, 0 (tracked for certain) included.
         ojx::allocation_event{.thread = 4, .where = 0x9064, .size = 2048, .context = 2, .type = 5,
                               .shape = {.sampling_interval = 0}},
@@ -541,10 +542,10 @@ TEST_CASE("an allocation's shape rides with it, full or compact, and nowhere els
     REQUIRE(read_all(one_block(stray)).error ==
             "trace.ojxt: block 0 at byte 20: allocation shape (tag 0x16) does not follow an allocation");
     const std::array<std::byte, 9> bad_flags = {std::byte{ojx::trace_tag::allocation}, std::byte{1}, std::byte{2},
-        std::byte{3}, std::byte{4}, std::byte{5}, std::byte{ojx::trace_tag::allocation_shape}, std::byte{0x08},
+        std::byte{3}, std::byte{4}, std::byte{5}, std::byte{ojx::trace_tag::allocation_shape}, std::byte{0x10},
         std::byte{ojx::trace_tag::end_of_trace}};
     REQUIRE(read_all(one_block(bad_flags)).error ==
-            "trace.ojxt: block 0 at byte 20: allocation shape flags 0x08 name an unknown field");
+            "trace.ojxt: block 0 at byte 20: allocation shape flags 0x10 name an unknown field");
 }
 
 TEST_CASE("value flow records round-trip, a load's register in two bytes after its access", "[trace]") {

@@ -23,9 +23,12 @@ void tracked_objects::on_allocation(JNIEnv* jni, jobject object, jclass klass, s
     // relocate() (which waits for this lock) finds the object where it went.
     const address begin = object_address(object) + data_offset;
     const std::uint64_t contents = size - data_offset;
-    // The header is the object's, not its contents': JVMTI sampled the whole object.
-    const allocation_shape shape{
-        .header_bytes = data_offset, .array_length = array_length, .sampling_interval = sampling_interval};
+    // The header is the object's, not its contents': JVMTI sampled the whole object. An instance's fields lie where
+    // its class puts them; an array's elements are alike.
+    const allocation_shape shape{.header_bytes = data_offset,
+                                 .array_length = array_length,
+                                 .sampling_interval = sampling_interval,
+                                 .typed_layout = !array_length};
     const std::optional<object_info> info = session_.on_allocation(begin, contents, frames, type, shape);
     if (!info) {
         counters_.untracked_full.fetch_add(1, std::memory_order_relaxed);

@@ -36,6 +36,10 @@ struct allocation_shape {
     // bytes between samples that were in force when this object was sampled, which its weight must use; 0: it
     // was tracked with certainty. Nothing: the profiler's fixed allocation_sampling_interval applies.
     std::optional<std::uint64_t> sampling_interval;
+    // Every object of its type lays its contents out alike, so an offset in it names the same field in each: a JVM
+    // instance (not an array, whose elements are alike, nor a native block, whose layout its allocator does not
+    // know). Copy profiling keeps a node per offset of such objects, one node for the whole of any other.
+    bool typed_layout = false;
 
     friend bool operator==(const allocation_shape&, const allocation_shape&) = default;
 };

@@ -1,10 +1,13 @@
 // The copies view of the text report (`ojx report` on a profile with a copy section): the edges that copied the
-// most bytes, estimated from their samples with an interval (copy_estimate.hpp), and the hot copy chains
-// (hot_copy_chains.hpp) of the graph the samples stand for; every node named by its allocation context, and under
-// each edge the code that copied along it (its heaviest access contexts' leaf frames) where the samples named it.
-// Not for signal handlers.
+// most bytes, estimated from their samples with an interval (copy_estimate.hpp), and the seed's client analyses on
+// the graph the samples stand for — the hot copy chains (hot_copy_chains.hpp), the clone pairs
+// (copy_clone_pairs.hpp) and the carrier sites (carrier_sites.hpp); every node named by its allocation context,
+// and under each edge the code that copied along it (its heaviest access contexts' leaf frames) where the samples
+// named it. Not for signal handlers.
 #pragma once
 
+#include "ojx/carrier_sites.hpp"
+#include "ojx/copy_clone_pairs.hpp"
 #include "ojx/copy_estimate.hpp"
 #include "ojx/copy_graph.hpp"
 #include "ojx/copy_node_names.hpp"
@@ -27,6 +30,7 @@ namespace ojx {
 inline constexpr std::size_t copies_view_edges = 10;  // edges listed, heaviest first
 inline constexpr std::size_t copies_view_chains = 5;  // chains listed, heaviest first
 inline constexpr std::size_t copies_view_code = 2;    // code contexts named under each edge, heaviest first
+inline constexpr std::size_t copies_view_sites = 5;   // clone pairs and carrier sites listed, heaviest first
 
 // "A -> B -> C": a chain's nodes named.
 inline std::string copy_chain_name(const copy_profile& copies, const copy_chain& chain) {
@@ -72,6 +76,49 @@ inline const char* copying_code_label(const copy_edge& edge) {
 // The hot copy chains of the graph the section's samples stand for, heaviest first.
 inline std::vector<copy_chain> copy_chains(const copy_profile& copies) {
     return hot_copy_chains(copies.graph.estimated());
+}
+
+// The clone detector's pairs of sites (at least 1 % of the bytes copied between locations of sites), heaviest
+// first, each with the interval of the bytes copied from the one site's locations into the other's.
+struct estimated_site_pair {
+    site_pair_copies pair;
+    copy_estimate estimate;
+};
+
+inline std::vector<estimated_site_pair> estimated_clone_pairs(const copy_profile& copies, double level) {
+    std::vector<estimated_site_pair> result;
+    for (const site_pair_copies& pair : copy_clone_pairs(copies.graph.estimated())) {
+        result.push_back({pair, copies.graph.estimate(
+                                    [&](const copy_edge& e) {
+                                        return e.from.kind == copy_node_kind::field &&
+                                               e.to.kind == copy_node_kind::field && e.from.site == pair.from &&
+                                               e.to.site == pair.to;
+                                    },
+                                    level)});
+    }
+    return result;
+}
+
+// The carrier sites, heaviest copied out first, each with the intervals of the bytes copied out of its objects
+// (into any location) and into them.
+struct estimated_carrier_site {
+    context_id site = no_context;
+    copy_estimate copied_out;
+    copy_estimate copied_in;
+};
+
+inline std::vector<estimated_carrier_site> estimated_carrier_sites(const copy_profile& copies, double level) {
+    std::vector<estimated_carrier_site> result;
+    for (const carrier_site& carrier : carrier_sites(copies.graph.estimated())) {
+        const auto in_site = [&](const copy_node& node) {
+            return node.kind == copy_node_kind::field && node.site == carrier.site;
+        };
+        result.push_back(
+            {carrier.site,
+             copies.graph.estimate([&](const copy_edge& e) { return in_site(e.from) && e.to.is_location(); }, level),
+             copies.graph.estimate([&](const copy_edge& e) { return in_site(e.to); }, level)});
+    }
+    return result;
 }
 
 // What the section's samples say was copied into heap locations, and what computations used (copies into the
@@ -138,6 +185,30 @@ inline void write_copies_view(std::ostream& out, const copy_profile& copies, dou
         char rank[32];
         std::snprintf(rank, sizeof rank, "%3zu  %-10s  ", i + 1, bytes(static_cast<double>(chains[i].bytes)).c_str());
         out << rank << copy_chain_name(copies, chains[i]) << '\n';
+    }
+    const std::vector<estimated_site_pair> pairs = estimated_clone_pairs(copies, level);
+    out << "\nclone pairs (sites between whose objects the most bytes are copied; share of the bytes copied between "
+           "sites):\n";
+    if (pairs.empty()) out << "  none\n";
+    for (std::size_t i = 0; i < pairs.size() && i < copies_view_sites; ++i) {
+        char row[128];
+        std::snprintf(row, sizeof row, "%3zu  %-10s  [%10s, %10s]  %5s  ", i + 1,
+                      bytes(pairs[i].estimate.bytes).c_str(), bytes(pairs[i].estimate.bytes_interval.low).c_str(),
+                      bytes(pairs[i].estimate.bytes_interval.high).c_str(), percent(pairs[i].pair.share).c_str());
+        out << row << copy_site_name(copies, pairs[i].pair.from) << " -> " << copy_site_name(copies, pairs[i].pair.to)
+            << '\n';
+    }
+    const std::vector<estimated_carrier_site> carriers = estimated_carrier_sites(copies, level);
+    out << "\ncarrier sites (objects copied out of and never seen computed on; bytes copied out, then in):\n";
+    if (carriers.empty()) out << "  none\n";
+    for (std::size_t i = 0; i < carriers.size() && i < copies_view_sites; ++i) {
+        char row[128];
+        std::snprintf(row, sizeof row, "%3zu  %-10s  [%10s, %10s]  in %-10s  ", i + 1,
+                      bytes(carriers[i].copied_out.bytes).c_str(),
+                      bytes(carriers[i].copied_out.bytes_interval.low).c_str(),
+                      bytes(carriers[i].copied_out.bytes_interval.high).c_str(),
+                      bytes(carriers[i].copied_in.bytes).c_str());
+        out << row << copy_site_name(copies, carriers[i].site) << '\n';
     }
 }
 

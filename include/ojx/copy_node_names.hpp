@@ -30,12 +30,21 @@ inline std::string copy_location_name(const copy_profile& copies, const copy_nod
     return "(computed on)";
 }
 
+// The leaf frame that names an allocation context in the views.
+inline std::string copy_site_frame(const copy_profile& copies, context_id site) {
+    const copy_site& s = copies.sites.at(site);
+    return s.frames.empty() ? std::string("(no frames)") : s.frames.front();
+}
+
 // A node as the views name it: its location, and where a site is named, " at " its leaf frame.
 inline std::string copy_node_name(const copy_profile& copies, const copy_node& node) {
     std::string name = copy_location_name(copies, node);
-    if (!names_site(node)) return name;
-    const copy_site& s = copies.sites.at(node.site);
-    return name + " at " + (s.frames.empty() ? std::string("(no frames)") : s.frames.front());
+    return names_site(node) ? name + " at " + copy_site_frame(copies, node.site) : name;
+}
+
+// An allocation context as the site-level views (clone pairs, carrier sites) name it: "Wide at copyWide(…)".
+inline std::string copy_site_name(const copy_profile& copies, context_id site) {
+    return copies.sites.at(site).type + " at " + copy_site_frame(copies, site);
 }
 
 } // namespace ojx

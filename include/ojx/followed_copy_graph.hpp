@@ -3,10 +3,12 @@
 // sampled copy graph (docs/copy-profiling.md, "Copies on Linux"), kept in a fixed table so that it is filled
 // inside signal handlers.
 //
-// Nodes: the backend knows no object's layout, so an object is one node for all its bytes — its allocation
-// context's `elements` node, as the seed's ELEM node for arrays (a copy between two objects of two sites is an
-// edge between the sites, wherever in them it lands); a store into memory no tracked object holds goes to one
-// node, the untracked memory (static location 0); a computation to the consumer. Each sample weighs `period`:
+// Nodes: where the allocation hook said that objects of a type are laid out alike (allocation_shape::typed_layout:
+// a JVM instance), each offset in an object is a node of its allocation context, as the seed's field nodes.
+// Otherwise an object is one node for all its bytes — its allocation context's `elements` node, as the seed's ELEM
+// node for arrays (a copy between two native blocks of two sites is an edge between the sites, wherever in them
+// it lands). A store into memory no tracked object holds goes to one node, the untracked memory (static location
+// 0); a computation to the consumer. Each sample weighs `period`:
 // 1 where the samples are taken in time and the accesses between them are not counted, so that the graph's
 // "copies" are sampled copies — shares and ranks, not totals. Each sample also counts for the access context of its
 // followed load (copy_code.hpp): the code that copied.
@@ -58,11 +60,11 @@ public:
             ++stats_.loads_followed;
             count_end(value);
         }
-        const copy_node from = node_of(follow.origin.object);
+        const copy_node from = node_of(follow.origin.object, value.load.effective_address);
         for (std::size_t i = 0; i < value.use_count; ++i) {
             const followed_value::use& use = value.uses[i];
             const copy_node to = use.kind == value_use::consumed ? copy_node::consumer()
-                                 : follow.destinations[i]     ? node_of(*follow.destinations[i])
+                                 : follow.destinations[i]     ? node_of(*follow.destinations[i], use.to)
                                                               : untracked_memory;
             ++stats_.edges;
             table_->add(copy_edge{from, to, use.width}, period_, value.load.access_context);
@@ -97,8 +99,10 @@ private:
         }
     }
 
-    static copy_node node_of(const tracked_object& object) noexcept {
-        return copy_node::field(object.info.allocation_context, copy_node::elements);
+    // The node of the byte at `where` in `object`.
+    static copy_node node_of(const tracked_object& object, address where) noexcept {
+        return copy_node::field(object.info.allocation_context,
+                                object.info.typed_layout ? where - object.begin : copy_node::elements);
     }
 
     std::unique_ptr<copy_edge_table> table_;

@@ -276,7 +276,7 @@ public:
                                           : std::pair{interval, interval};
         }
         const double weight = sampling_weight(size + shape.header_bytes, interval);
-        const object_info info{context, type, ++next_serial_, weight};
+        const object_info info{context, type, ++next_serial_, weight, shape.typed_layout};
         const auto inserted = objects_.insert(begin, begin + size, info);
         stats_.objects_evicted_by_overlap += inserted.evicted;
         ++state->objects;

@@ -250,6 +250,7 @@ inline constexpr std::uint8_t allocation_shape = 0x16;
 inline constexpr std::uint8_t shape_has_header = 0x01; // header bytes varint follows
 inline constexpr std::uint8_t shape_is_array = 0x02;   // array length varint follows
 inline constexpr std::uint8_t shape_has_sampling_interval = 0x04; // sampling interval varint follows
+inline constexpr std::uint8_t shape_typed_layout = 0x08;          // allocation_shape::typed_layout; nothing follows
 inline constexpr std::uint8_t relocated_object = 0x17;
 inline constexpr std::uint8_t relocation = 0x18;
 inline constexpr std::uint8_t heap_census = 0x19;

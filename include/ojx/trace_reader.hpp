@@ -664,8 +664,8 @@ private:
         }
         ++position_;
         const std::uint8_t flags = get_byte();
-        constexpr std::uint8_t known =
-            trace_tag::shape_has_header | trace_tag::shape_is_array | trace_tag::shape_has_sampling_interval;
+        constexpr std::uint8_t known = trace_tag::shape_has_header | trace_tag::shape_is_array |
+                                       trace_tag::shape_has_sampling_interval | trace_tag::shape_typed_layout;
         if ((flags & ~known) != 0 && !record_failed_) {
             fail_record("allocation shape flags " + hex_byte(flags) + " name an unknown field");
             return;
@@ -679,6 +679,7 @@ private:
         if ((flags & trace_tag::shape_has_sampling_interval) != 0) {
             shape.sampling_interval = get_varint();
         }
+        shape.typed_layout = (flags & trace_tag::shape_typed_layout) != 0;
     }
 
     std::optional<trace_event> decode_compact_allocation(std::uint8_t tag) {

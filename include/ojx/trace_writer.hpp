@@ -503,7 +503,8 @@ private:
     static void put_shape(trace_byte_writer& out, const allocation_shape& shape) noexcept {
         const std::uint8_t flags = (shape.header_bytes != 0 ? trace_tag::shape_has_header : 0) |
                                    (shape.array_length ? trace_tag::shape_is_array : 0) |
-                                   (shape.sampling_interval ? trace_tag::shape_has_sampling_interval : 0);
+                                   (shape.sampling_interval ? trace_tag::shape_has_sampling_interval : 0) |
+                                   (shape.typed_layout ? trace_tag::shape_typed_layout : 0);
         if (flags == 0) return;
         out.put_byte(trace_tag::allocation_shape);
         out.put_byte(flags);

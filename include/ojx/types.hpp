@@ -30,6 +30,8 @@ struct object_info {
     // How many allocations it stands for: 1/p, p the chance the allocation hook tracked it (allocation sampling at
     // the interval in force for it; allocation_metrics.hpp). A whole-object digest of it carries this weight.
     double allocation_weight = 1;
+    // Its allocation shape's typed_layout (allocation_metrics.hpp): an offset in it names a field of its type.
+    bool typed_layout = false;
 
     friend bool operator==(const object_info&, const object_info&) = default;
 };

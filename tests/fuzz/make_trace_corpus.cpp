@@ -44,7 +44,9 @@ std::vector<std::byte> make_trace(int variant) {
             const std::uint64_t size = 1024u + 16u * static_cast<std::uint64_t>((i * 7 + variant) % 5);
             ojx::allocation_event allocation{.thread = thread, .where = top, .size = size,
                 .context = static_cast<ojx::context_id>(1 + i / 3), .type = 1};
-            if (i % 2 == 0) allocation.shape = {.header_bytes = 16, .array_length = size - 16}; // a byte[]: 0x16 too
+            // A byte[] or an instance: 0x16 too.
+            allocation.shape = i % 2 == 0 ? ojx::allocation_shape{.header_bytes = 16, .array_length = size - 16}
+                                          : ojx::allocation_shape{.header_bytes = 12, .typed_layout = true};
             writer.append(allocation);
             top += size;
         }

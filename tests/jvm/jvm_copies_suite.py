@@ -22,6 +22,10 @@ Checked:
   - every planted edge source -> destination is in the section in every run, with at least MIN_SHARE of the
     values followed (and at least 5) as samples over the runs together, and no edge goes the other way
     (destination -> source);
+  - nodes by layout: a Wide is an instance, so each of its offsets is a node — every copy constructor edge goes
+    from a field of the original to the same field of the copy (the same offset), and over the runs together
+    the samples land on more than one field, all within Wide's 256 longs; the arrays' edges join `elements`
+    nodes;
   - no control site's objects are copied anywhere: every edge out of a control's site goes to the consumer (none
     into a site, none into untracked memory); no edge into makeTransformed's objects, which hold computed values;
   - the controls that the samples reach (summed, transformed, mixed) are seen consumed, over the runs together;
@@ -69,6 +73,10 @@ COPIERS = {"makeWideOriginal -> copyWide": "JavaCopies.copyWide(",
            "makeRelaySource -> makeRelayTemp": "JavaCopies.relay(",
            "makeRelayTemp -> makeRelayTarget": "JavaCopies.relay("}
 COMPUTED = "makeTransformed"
+# The copy constructor's edge, and the bytes of a Wide's contents (after its header): 256 longs, 4 bytes of
+# padding at most.
+WIDE_COPY = "makeWideOriginal -> copyWide"
+WIDE_CONTENTS = 256 * 8 + 4
 
 
 def sites_of(sites, method):
@@ -76,6 +84,22 @@ def sites_of(sites, method):
     lines, as the pools' first fill and their renewal, is two sites)."""
     return {index for index, site in enumerate(sites)
             if any(f"JavaCopies.{method}(" in frame for frame in site["frames"][:4])}
+
+
+def check_nodes(key, planted, totals):
+    """The nodes of a planted edge as its objects' layout makes them: fields of Wide to the same fields, arrays'
+    elements to elements."""
+    if key != WIDE_COPY:
+        return [f"{key}: an edge between array nodes other than elements: {e}" for e in planted
+                if e["from"]["offset"] != "elements" or e["to"]["offset"] != "elements"]
+    problems = []
+    for e in planted:
+        source, destination = e["from"]["offset"], e["to"]["offset"]
+        if not isinstance(source, int) or source != destination or not 0 <= source < WIDE_CONTENTS:
+            problems.append(f"{key}: a copy constructor edge from offset {source} to offset {destination}, not "
+                            f"from a field of Wide to the same field")
+        totals.setdefault(WIDE_COPY + " fields", set()).add(source)
+    return problems
 
 
 def run(agent, classes, workdir, seed, seconds):
@@ -123,6 +147,7 @@ def check_run(result, profile_path, totals, code_by_edge):
             problems.append(f"no copy {key}: no site names {', '.join(missing)}")
             continue
         planted = edges(named[source], "field", named[destination])
+        problems += check_nodes(key, planted, totals)
         samples = sum(e["samples"] for e in planted)
         totals[key] = totals.get(key, 0) + samples
         copies_suite.add_code(copies, planted, code_by_edge.setdefault(key, {}))
@@ -176,6 +201,10 @@ def main(argv):
     for key, code in code_by_edge.items():
         if key not in COPIERS and code:
             copies_suite.print_heaviest_code(key + " (not checked)", code)
+    fields = totals.pop(WIDE_COPY + " fields", set())
+    print(f"{WIDE_COPY}: samples on {len(fields)} of Wide's 256 fields")
+    if totals.get(WIDE_COPY, 0) > 1 and len(fields) < 2:
+        problems.append(f"{WIDE_COPY}: {totals[WIDE_COPY]} samples all on one field: {sorted(fields)}")
     min_samples = max(5, round(MIN_SHARE * totals.get("values followed", 0)))
     return copies_suite.verdict(problems, totals, [f"{s} -> {d}" for s, d in PLANTED], CONSUMED, runs, min_samples)
 

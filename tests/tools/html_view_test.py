@@ -12,8 +12,8 @@ as an engineer would use it:
   - searching for NAME highlights its box and row and reports a matched share;
   - a click on a column header sorts the table by that column (and a second click reverses it);
   - a page whose data has a copy section shows its copies view: a row per edge in the data, the top edge's
-    bytes and interval and its nodes' names, and each hot copy chain's bytes and nodes in order; a page without
-    one has no copies view at all. --copies or --no-copies says which the page must be. With --copies the planted
+    bytes and interval and its nodes' names, each clone pair's and carrier site's bytes and sites' names, and
+    each hot copy chain's bytes and nodes in order; a page without one has no copies view at all. --copies or --no-copies says which the page must be. With --copies the planted
     context's details panel says where its contents were copied from: each source of the data with its share,
     name and bytes; without a copy section no context's panel says so.
 
@@ -290,6 +290,30 @@ def check_copied_from(driver, data, context, expected, steps):
                  f"{first['from']['name']} ({100 * first['share']:.1f}%)")
 
 
+def check_site_lists(driver, copies, steps):
+    """The clone pairs and carrier sites: an item per entry of the data, in its order, each with its bytes and its
+    sites' names; "None." where the data has none."""
+    lists = [("clone pairs", "#copy-clone-pairs", "pair", copies["clone_pairs"], lambda e: e["estimate"]["bytes"],
+              lambda e: [e["from"]["name"], e["to"]["name"]]),
+             ("carrier sites", "#copy-carriers", "carrier", copies["carriers"], lambda e: e["copied_out"]["bytes"],
+              lambda e: [e["site"]["name"]])]
+    for what, css, key, entries, entry_bytes, entry_names in lists:
+        shown = driver.script(f"return document.querySelectorAll('{css} li[data-{key}-index]').length")
+        if shown != len(entries):
+            raise Failure(f"the copies view lists {shown} {what}, the data {len(entries)}")
+        if not entries and driver.script(f"return document.querySelector('{css}') !== null"):
+            raise Failure(f"the data has no {what}, yet the page shows their list")
+        for index, entry in enumerate(entries):
+            item = f'{css} li[data-{key}-index="{index}"]'
+            expect_bytes(f"{what} {index + 1}'s bytes",
+                         driver.text(driver.find_one(f'{item} [data-field="{key}-bytes"]')), entry_bytes(entry))
+            names = node_names(driver, f'{item} [data-field="copy-node"]')
+            if names != entry_names(entry):
+                raise Failure(f"{what} {index + 1} shows {names}, the data {entry_names(entry)}")
+        steps.append(f"copies: {len(entries)} {what}" +
+                     (f", the first {' -> '.join(entry_names(entries[0]))}" if entries else ""))
+
+
 def check_copies(driver, data, expected, artefacts, steps):
     """The copies view: as the data's copy section says where it has one, absent where it has none."""
     copies = data.get("copies")
@@ -324,6 +348,7 @@ def check_copies(driver, data, expected, artefacts, steps):
     if names != [top["from"]["name"], top["to"]["name"]]:
         raise Failure(f"the top edge's row names {names}, the data {top['from']['name']!r} -> {top['to']['name']!r}")
     steps.append(f"copies: {rows} edges; the top one {cells[1]} {cells[2]}, {names[0]} -> {names[1]}")
+    check_site_lists(driver, copies, steps)
     if not copies["chains"]:
         # A real run may copy through no two heap locations: the view must then list none.
         shown = driver.script("return document.querySelectorAll('#copy-chains li[data-chain-index]').length")

@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -355,8 +356,8 @@ TEST_CASE("bad copy sections are refused with one line that says what is wrong")
     CHECK(r.copies->graph.edges().size() == 1);
 }
 
-TEST_CASE("a generated copy program's profile carries its sampled copy graph; the chain view finds the planted "
-          "chains") {
+TEST_CASE("a generated copy program's profile carries its sampled copy graph; the views find the planted chains, "
+          "clone pair and carrier site") {
     const copy_run run = profile_copy_program(5, 16, 5);
     const copy_profiling_session<>& s = *run.session;
     REQUIRE(s.builder.stats().unmatched_samples == 0);
@@ -401,6 +402,40 @@ TEST_CASE("a generated copy program's profile carries its sampled copy graph; th
         CHECK(view.str().find(copy_chain_name(copies, expected)) != std::string::npos);
     }
     CHECK(view.str().find("hot copy chains") != std::string::npos);
+
+    // The planted clone pair among the view's clone pairs, listed with its estimate inside its interval.
+    const auto site_in_section = [&](context_id context) {
+        return in_section(copies, run, copy_node::allocation(context)).site;
+    };
+    const std::size_t pairs_at = view.str().find("\nclone pairs");
+    const std::size_t carriers_at = view.str().find("\ncarrier sites");
+    REQUIRE(pairs_at != std::string::npos);
+    REQUIRE(carriers_at > pairs_at);
+    const std::vector<estimated_site_pair> pairs = estimated_clone_pairs(copies, 0.95);
+    REQUIRE(run.truth.clones.size() == 1);
+    const planted_clone& clone = run.truth.clones.front();
+    const auto pair = std::find_if(pairs.begin(), pairs.end(), [&](const estimated_site_pair& p) {
+        return p.pair.from == site_in_section(clone.from) && p.pair.to == site_in_section(clone.to);
+    });
+    REQUIRE(pair != pairs.end());
+    CHECK(pair - pairs.begin() < static_cast<std::ptrdiff_t>(copies_view_sites));
+    CHECK(pair->estimate.bytes_interval.low <= pair->estimate.bytes);
+    CHECK(pair->estimate.bytes <= pair->estimate.bytes_interval.high);
+    const std::string pair_name =
+        copy_site_name(copies, pair->pair.from) + " -> " + copy_site_name(copies, pair->pair.to) + "\n";
+    const std::size_t pair_line = view.str().find(pair_name, pairs_at);
+    CHECK(pair_line < carriers_at);
+    // The carrier sites are the program's (its sites whose objects are copied out of and never computed on: the
+    // planted carrier and the chains' sources and temporaries), the view listing the heaviest.
+    const std::vector<estimated_carrier_site> carriers = estimated_carrier_sites(copies, 0.95);
+    std::set<copy_site> expected_carriers, found_carriers;
+    for (const context_id c : run.truth.carriers) expected_carriers.insert(site_of(run, c));
+    for (const estimated_carrier_site& c : carriers) found_carriers.insert(copies.sites.at(c.site));
+    CHECK(found_carriers == expected_carriers);
+    for (std::size_t i = 0; i < carriers.size() && i < copies_view_sites; ++i) {
+        CHECK(carriers[i].copied_out.bytes > 0);
+        CHECK(view.str().find(copy_site_name(copies, carriers[i].site) + "\n", carriers_at) != std::string::npos);
+    }
 }
 
 TEST_CASE("merging profiles' copy sections is exactly the runs' graphs merged in memory, at two periods") {

@@ -432,3 +432,45 @@ TEST_CASE("the HTML report names the code that copied under each edge, as the co
     CHECK_FALSE(edges[2].HasMember("copied_by"));
     CHECK_FALSE(edges[2].HasMember("code_label"));
 }
+
+TEST_CASE("the HTML report lists the clone pairs and carrier sites that the copies view lists") {
+    const copy_edge clone{copy_node::field(0, 8), copy_node::field(1, 8), 8};
+    const copy_edge relay{copy_node::field(2, copy_node::elements), copy_node::field(1, 16), 8};
+    const copy_edge used{copy_node::field(1, 8), copy_node::consumer(), 8};
+    copy_edge_table table(8);
+    for (int i = 0; i < 9; ++i) table.add(clone, 64);
+    for (int i = 0; i < 3; ++i) table.add(relay, 64);
+    for (int i = 0; i < 4; ++i) table.add(used, 64);
+    profile p = sample_profile();
+    p.copies = copy_profile_of(table.graph(), sampled_copy_stats{}, "sample <period 64>", [](context_id c) {
+        return copy_site{"pkg.Record" + std::to_string(c), {"pkg.Make.f" + std::to_string(c) + "()"}};
+    });
+    const std::string text = data_text(html_of(p));
+    rapidjson::Document data;
+    data.Parse(text.c_str(), text.size());
+    REQUIRE_FALSE(data.HasParseError());
+    const double level = p.run.estimator.confidence;
+
+    const auto& pairs = data["copies"]["clone_pairs"];
+    const std::vector<estimated_site_pair> expected_pairs = estimated_clone_pairs(*p.copies, level);
+    REQUIRE(expected_pairs.size() == 2);
+    REQUIRE(pairs.Size() == 2);
+    for (rapidjson::SizeType i = 0; i < pairs.Size(); ++i) {
+        CHECK(pairs[i]["from"]["name"].GetString() == copy_site_name(*p.copies, expected_pairs[i].pair.from));
+        CHECK(pairs[i]["to"]["name"].GetString() == copy_site_name(*p.copies, expected_pairs[i].pair.to));
+        CHECK(pairs[i]["share"].GetDouble() == Approx(expected_pairs[i].pair.share));
+        CHECK(pairs[i]["estimate"]["bytes"].GetDouble() == Approx(expected_pairs[i].estimate.bytes));
+    }
+    CHECK(pairs[0]["from"]["name"].GetString() == std::string("pkg.Record0 at pkg.Make.f0()"));
+    CHECK(pairs[0]["to"]["name"].GetString() == std::string("pkg.Record1 at pkg.Make.f1()"));
+    CHECK(pairs[0]["share"].GetDouble() == Approx(0.75));
+
+    // Sites 0 and 2 only carry their contents onward; site 1's are computed on.
+    const auto& carriers = data["copies"]["carriers"];
+    REQUIRE(carriers.Size() == 2);
+    CHECK(carriers[0]["site"]["name"].GetString() == std::string("pkg.Record0 at pkg.Make.f0()"));
+    CHECK(carriers[1]["site"]["name"].GetString() == std::string("pkg.Record2 at pkg.Make.f2()"));
+    CHECK(carriers[0]["copied_out"]["bytes"].GetDouble() ==
+          Approx(estimated_carrier_sites(*p.copies, level)[0].copied_out.bytes));
+    CHECK(carriers[0]["copied_in"]["bytes"].GetDouble() == 0);
+}

@@ -31,6 +31,7 @@ constexpr std::string_view copies_end = "@OJX_END_COPIES@\n";
 // The page has room for more of the copy graph than the text view's terminal.
 constexpr std::size_t page_copy_edges = 50;
 constexpr std::size_t page_copy_chains = 20;
+constexpr std::size_t page_copy_sites = 20; // clone pairs, and carrier sites
 
 // Frame and type names repeat across contexts (most stacks share their outer frames), so the page receives each
 // name once, in a table, and stacks as indices into it: a profile of hundreds of deep contexts stays small.
@@ -113,6 +114,15 @@ void append_copy_node(std::string& json, const copy_profile& copies, const copy_
         json += ",\"frames\":";
         append_frames(json, copies.sites.at(node.site).frames, strings);
     }
+    json += '}';
+}
+
+// An allocation context as the site-level views name it, with its frames.
+void append_copy_site(std::string& json, const copy_profile& copies, context_id site, string_table& strings) {
+    json += "{\"name\":";
+    append_string(json, copy_site_name(copies, site));
+    json += ",\"frames\":";
+    append_frames(json, copies.sites.at(site).frames, strings);
     json += '}';
 }
 
@@ -235,7 +245,9 @@ void append_copying_code(std::string& json, const copy_profile& copies, const co
 }
 
 // The copies view's data, what copies_view.hpp prints: {"sampling", "counters", "copied", "used", "total_edges",
-// "edges" (the heaviest, estimated at `level`, each with the code that copied along it), "total_chains", "chains" (the hot copy chains, heaviest first)}.
+// "edges" (the heaviest, estimated at `level`, each with the code that copied along it), "total_chains", "chains"
+// (the hot copy chains, heaviest first), "clone_pairs" ({"from", "to", "share", "estimate"}, heaviest first),
+// "carriers" ({"site", "copied_out", "copied_in"}, heaviest copied out first)}.
 void append_copies(std::string& json, const copy_profile& copies, double level, string_table& strings) {
     json += "{\"sampling\":";
     append_string(json, joined(copies.sampling));
@@ -273,6 +285,28 @@ void append_copies(std::string& json, const copy_profile& copies, double level, 
             append_copy_node(json, copies, chains[i].nodes[n], strings);
         }
         json += "],\"bytes\":" + std::to_string(chains[i].bytes) + '}';
+    }
+    json += "],\"clone_pairs\":[";
+    const std::vector<estimated_site_pair> pairs = estimated_clone_pairs(copies, level);
+    for (std::size_t i = 0; i < pairs.size() && i < page_copy_sites; ++i) {
+        json += i ? ",\n{\"from\":" : "\n{\"from\":";
+        append_copy_site(json, copies, pairs[i].pair.from, strings);
+        json += ",\"to\":";
+        append_copy_site(json, copies, pairs[i].pair.to, strings);
+        json += ",\"share\":" + report_detail::number(pairs[i].pair.share) + ",\"estimate\":";
+        append_copy_estimate(json, pairs[i].estimate);
+        json += '}';
+    }
+    json += "],\"carriers\":[";
+    const std::vector<estimated_carrier_site> carriers = estimated_carrier_sites(copies, level);
+    for (std::size_t i = 0; i < carriers.size() && i < page_copy_sites; ++i) {
+        json += i ? ",\n{\"site\":" : "\n{\"site\":";
+        append_copy_site(json, copies, carriers[i].site, strings);
+        json += ",\"copied_out\":";
+        append_copy_estimate(json, carriers[i].copied_out);
+        json += ",\"copied_in\":";
+        append_copy_estimate(json, carriers[i].copied_in);
+        json += '}';
     }
     json += "]}";
 }

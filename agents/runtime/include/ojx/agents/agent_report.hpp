@@ -10,9 +10,6 @@
 #include "ojx/followed_copy_graph.hpp"
 #include "ojx/report.hpp"
 
-#include <fmt/format.h>
-
-#include <map>
 #include <optional>
 #include <span>
 #include <sstream>
