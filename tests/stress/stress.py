@@ -18,8 +18,12 @@ javac on the JVM) and small hostile C programs, first unprofiled, then under the
                                 program's files
 
 Every profiled run must
-  - end by itself within its time limit (max(MIN_LIMIT, SLOWDOWN_LIMIT x the unprofiled time)); otherwise it is
-    killed with SIGKILL and fails as a hang;
+  - end by itself within its time limit; otherwise it is killed with SIGKILL and fails as a hang. The limit is
+    max(MIN_LIMIT, SLOWDOWN_LIMIT x the unprofiled time), plus the CPU time that other processes took on the machine
+    while the step ran, divided by the number of CPUs (at most MAX_STRETCH x the limit in all). Beside a build or
+    another test (ctest -j2) a step gets much less CPU than its unprofiled run had, and a slow run is not a hung one;
+    on a quiet machine the addition is next to nothing and a hung step is killed at its limit. The run's line says
+    how much was added;
   - exit with the unprofiled run's status (a death by signal is named), print the same standard output and write
     the same output files, byte for byte;
   - leave no file of the agent's in the program's directory (profiles go only where file= says);
@@ -67,6 +71,10 @@ HEADROOM = 16
 MIN_LIMIT = 60.0  # seconds a profiled step may take, at least
 SLOWDOWN_LIMIT = 10.0  # ... or this many times its unprofiled time, whichever is more (profiled runs take < 6x here)
 REFERENCE_LIMIT = 300.0
+# A step's limit is stretched by the CPU time other processes took while it ran (a parallel build, ctest -j2),
+# up to this many times the limit, so that a step that never ends is still killed on a machine that stays busy.
+MAX_STRETCH = 4.0
+POLL = 0.5  # seconds between looks at the machine's CPU while a step runs
 
 NATIVE_DENSE = "rate=1000,interval=0,copies=64"
 JVM_DENSE = "interval=8k,rate=1000,copies=64"
@@ -136,6 +144,8 @@ class StepResult:
     stderr: str
     note: str = ""  # for a hung step: what its threads were doing
     stack: List[str] = dataclasses.field(default_factory=list)  # ... and where the busiest one was (gdb)
+    limit: float = 0.0  # its time limit, seconds
+    extra: float = 0.0  # seconds added to the limit for the CPU time other processes took while it ran
 
 
 # ---- Another process of the same user holding queued signals ----
@@ -281,13 +291,26 @@ class Runner:
         stdin = open(os.path.join(run_dir, step.stdin), "rb") if step.stdin else subprocess.DEVNULL
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             started = time.monotonic()
+            machine_before = machine_cpu_seconds()
             process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=out, stderr=err,
                                        start_new_session=True, preexec_fn=preexec)
-            note, stacks = "", []
-            try:
-                status = process.wait(timeout=limit)
-            except subprocess.TimeoutExpired:
-                status = None
+            note, stacks, allowed = "", [], limit
+            while True:
+                try:
+                    status = process.wait(timeout=max(0.0, min(POLL, started + allowed - time.monotonic())))
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                # The wall time the step lost to other processes: their CPU time spread over all the CPUs. On a
+                # quiet machine that is next to nothing, and a hung step (spinning or blocked) is killed at its
+                # limit; on a busy one the step is slow, not hung. (The machine's ticks and the group's are counted
+                # apart: on a quiet machine the difference can be a tick or two below zero.)
+                others = machine_cpu_seconds() - machine_before - group_cpu_seconds(process.pid)
+                allowed = min(limit + max(0.0, others) / os.cpu_count(), MAX_STRETCH * limit)
+                if time.monotonic() - started >= allowed:
+                    status = None
+                    break
+            if status is None:
                 note, busiest = hang_note(process.pid)
                 stacks = backtrace(busiest, os.path.join(root, f"step{index}.gdb.txt"))
             seconds = time.monotonic() - started
@@ -302,7 +325,7 @@ class Runner:
             stdin.close()
         with open(out_path, "rb") as out, open(err_path, "rb") as err:
             return StepResult(argv, process.pid, status, seconds, out.read(), err.read().decode(errors="replace"),
-                              note, stacks)
+                              note, stacks, limit, allowed - limit)
 
 
 def thread_times(group):
@@ -327,6 +350,32 @@ def thread_times(group):
                 break
             threads[(pid, tid)] = (name, fields[0], int(fields[11]) + int(fields[12]))
     return threads
+
+
+def machine_cpu_seconds():
+    """The CPU time every CPU has spent on anything but idling and waiting for I/O since boot (/proc/stat). Steal is
+    counted: in a virtual machine it is time the host gave to others, which the step could not have either."""
+    with open("/proc/stat") as f:
+        user, nice, system, idle, iowait, irq, softirq, steal = map(int, f.readline().split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def group_cpu_seconds(group):
+    """The CPU time the processes of a process group have used: their own threads' (living or ended) and that of
+    the children they have waited for (a child's time moves into its parent's cutime, cstime when it is reaped)."""
+    ticks = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[2] == str(group):
+            ticks += sum(int(field) for field in fields[11:15])  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def hang_note(group):
@@ -415,6 +464,12 @@ def describe_status(status):
     return f"exit {status}"
 
 
+def describe_limit(limit, extra):
+    """A time limit and what other processes' CPU time added to it (run_step)."""
+    text = f"limit {limit:.0f} s"
+    return text + f" + {extra:.0f} s that other processes took" if round(extra) else text
+
+
 def first_difference(got, want):
     if len(got) != len(want) and (want.startswith(got) or got.startswith(want)):
         return f"{len(got)} bytes, unprofiled {len(want)} bytes (one is a prefix of the other: truncated?)"
@@ -492,7 +547,7 @@ def judge(program, config, results, run_dir, profiles, reference):
         label = f"step {index + 1} ({os.path.basename(got.argv[0])})" if len(program.steps) > 1 else ""
         prefix = label + ": " if label else ""
         if got.status is None:
-            problems.append(f"{prefix}hung: killed after {got.seconds:.0f} s"
+            problems.append(f"{prefix}hung: killed after {got.seconds:.0f} s ({describe_limit(got.limit, got.extra)})"
                             + (f" [{got.note}]" if got.note else ""))
             continue
         if got.status != want.status:
@@ -875,7 +930,8 @@ def main(argv):
             seconds = sum(r.seconds for r in got)
             rows.append((program.name, config.name, not problems, seconds, problems))
             failures += bool(problems)
-            print(f"  {program.name} / {config.name}: {'PASS' if not problems else 'FAIL'} ({seconds:.1f} s)",
+            limit = describe_limit(sum(r.limit for r in got), sum(r.extra for r in got))
+            print(f"  {program.name} / {config.name}: {'PASS' if not problems else 'FAIL'} ({seconds:.1f} s, {limit})",
                   flush=True)
             if problems:
                 # The standard error of the first step that went wrong (the agent's messages are there).
