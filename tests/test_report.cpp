@@ -194,3 +194,26 @@ TEST_CASE("a leaf where objects were used is one line, whatever the frames furth
     CHECK(uses[1] == std::pair<std::string, std::uint64_t>{"B.scan", 8});
     CHECK(uses[2] == std::pair<std::string, std::uint64_t>{"C.copy", 1});
 }
+
+TEST_CASE("a leaf in code without source lines is named by its function, not by each of its instructions") {
+    CHECK(leaf_function("__memmove_avx512_unaligned_erms+0x320 (libc.so.6)") ==
+          "__memmove_avx512_unaligned_erms (libc.so.6)");
+    CHECK(leaf_function("operator new(unsigned long)+0x4 (libstdc++.so.6)") ==
+          "operator new(unsigned long) (libstdc++.so.6)");
+    // Kept: no symbol, source lines, Java frames, and what only looks like an offset.
+    for (const char* kept : {"0x7f0012 (libfoo.so)", "libc.so.6+0x10", "+0x10 (libc.so.6)",
+                             "copy_by_loop (copy_program.cpp:63)", "java.util.Arrays.copyOf(Arrays.java:3537)",
+                             "f+0x (lib.so)", "f+0x1g (lib.so)", "main"}) {
+        INFO(kept);
+        CHECK(leaf_function(kept) == kept);
+    }
+    // Two places in one function are one use.
+    struct access {
+        std::string leaf;
+        std::uint64_t samples;
+    };
+    const std::vector<access> accesses{{"memcmp+0x20 (libc.so.6)", 3}, {"memcmp+0x48 (libc.so.6)", 2}};
+    const auto uses = uses_by_leaf(accesses, [](const access& a) { return leaf_function(a.leaf); });
+    REQUIRE(uses.size() == 1);
+    CHECK(uses[0] == std::pair<std::string, std::uint64_t>{"memcmp (libc.so.6)", 5});
+}

@@ -56,7 +56,7 @@ inline std::vector<estimated_copy_edge> heaviest_copy_edges(const copy_profile& 
     return edges;
 }
 
-// The code that copied along `edge`, as the view names it: each code context's leaf frame with its samples
+// The code that copied along `edge`, as the view names it: each code context's leaf function with its samples
 // (contexts that differ only further out summed into one), heaviest first. None where the samples named no code.
 inline std::vector<std::pair<std::string, std::uint64_t>> copying_code(const copy_profile& copies,
                                                                        const copy_edge& edge) {
@@ -64,7 +64,7 @@ inline std::vector<std::pair<std::string, std::uint64_t>> copying_code(const cop
     for (const auto& [context, samples] : copies.code.of(edge).contexts)
         contexts.push_back({copies.code_contexts.at(context).frames, samples});
     return uses_by_leaf(contexts, [](const named_access_context& c) {
-        return c.frames.empty() ? std::string("(no frames)") : c.frames.front();
+        return c.frames.empty() ? std::string("(no frames)") : leaf_function(c.frames.front());
     });
 }
 

@@ -10,6 +10,7 @@
 #include "ojx/site_selection.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -49,6 +50,20 @@ inline std::string bytes(double value) {
 inline constexpr const char* more_evidence =
     "Profile longer; track more allocations (track_rate=, or interval=0 for every one), or smaller ones "
     "(threshold=, if the program's objects are smaller); sample accesses more often (rate=).";
+
+// A leaf frame as the function it lies in: "__memmove_avx_unaligned_erms (libc.so.6)" for
+// "__memmove_avx_unaligned_erms+0x320 (libc.so.6)". Code with no source lines is named by symbol and offset, so
+// each instruction of one function would otherwise be a use of its own; frames without a symbol ("0x7f0012
+// (libfoo.so)", "libc.so.6+0x10") and frames with source lines are kept as they are.
+inline std::string leaf_function(std::string name) {
+    const std::size_t object = name.rfind(" (");
+    if (object == std::string::npos) return name;
+    const std::size_t offset = name.rfind("+0x", object);
+    if (offset == std::string::npos || offset == 0 || offset + 3 == object) return name;
+    for (std::size_t i = offset + 3; i < object; ++i)
+        if (!std::isxdigit(static_cast<unsigned char>(name[i]))) return name;
+    return name.erase(offset, object - offset);
+}
 
 // Where a site's objects were used, as reports list it: each access's leaf frame (`leaf_of`) with its samples,
 // accesses whose contexts differ only further out summed into one line, most sampled first.
@@ -181,7 +196,7 @@ inline void write_site(std::ostream& out, std::size_t rank, const context_profil
             write_copy_sources(out, *contents, *copies, options);
     // The table names only where the objects were used (an access context's leaf).
     const auto uses = uses_by_leaf(c.accesses, [](const named_access_context& a) {
-        return a.frames.empty() ? std::string("?") : a.frames.front();
+        return a.frames.empty() ? std::string("?") : leaf_function(a.frames.front());
     });
     std::uint64_t sampled = 0;
     for (const named_access_context& a : c.accesses) sampled += a.samples;
