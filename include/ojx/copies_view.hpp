@@ -1,9 +1,9 @@
 // The copies view of the text report (`ojx report` on a profile with a copy section): the edges that copied the
 // most bytes, estimated from their samples with an interval (copy_estimate.hpp), and the seed's client analyses on
 // the graph the samples stand for — the hot copy chains (hot_copy_chains.hpp), the clone pairs
-// (copy_clone_pairs.hpp) and the carrier sites (carrier_sites.hpp); every node named by its allocation context,
-// and under each edge the code that copied along it (its heaviest access contexts' leaf frames) where the samples
-// named it. Not for signal handlers.
+// (copy_clone_pairs.hpp) and the carrier sites (carrier_sites.hpp); every node named by its allocation context's
+// type and leaf frame (sites named alike made one: sites_by_leaf), and under each edge the code that copied along
+// it (its heaviest access contexts' leaf functions) where the samples named it. Not for signal handlers.
 #pragma once
 
 #include "ojx/carrier_sites.hpp"
@@ -31,6 +31,21 @@ inline constexpr std::size_t copies_view_edges = 10;  // edges listed, heaviest 
 inline constexpr std::size_t copies_view_chains = 5;  // chains listed, heaviest first
 inline constexpr std::size_t copies_view_code = 2;    // code contexts named under each edge, heaviest first
 inline constexpr std::size_t copies_view_sites = 5;   // clone pairs and carrier sites listed, heaviest first
+
+// The section as the views name its sites, by type and leaf frame: sites that differ only further out (one
+// allocating line reached from several callers) are one site there, their edges and code summed, as uses_by_leaf
+// makes such uses one line. Otherwise a view would list "the same" edge, pair or carrier once per caller.
+inline copy_profile sites_by_leaf(const copy_profile& copies) {
+    copy_profile named = copy_profile_of(
+        copies.graph, copies.code, copies.counters, "",
+        [&](context_id s) {
+            const copy_site& site = copies.sites.at(s);
+            return copy_site{site.type, {site.frames.begin(), site.frames.begin() + (site.frames.empty() ? 0 : 1)}};
+        },
+        [&](context_id c) { return copies.code_contexts.at(c); });
+    named.sampling = copies.sampling;
+    return named;
+}
 
 // "A -> B -> C": a chain's nodes named.
 inline std::string copy_chain_name(const copy_profile& copies, const copy_chain& chain) {
@@ -134,9 +149,10 @@ inline copy_totals estimated_copy_totals(const copy_profile& copies, double leve
 }
 
 // The view, intervals at `level` (the profile's estimator confidence); frames' source lines as `options` says.
-inline void write_copies_view(std::ostream& out, const copy_profile& copies, double level,
+inline void write_copies_view(std::ostream& out, const copy_profile& section, double level,
                               const text_options& options) {
     using namespace report_detail;
+    const copy_profile copies = sites_by_leaf(section);
     const sampled_copy_stats& c = copies.counters;
     const auto range = [&](const copy_estimate& e) {
         return "~" + bytes(e.bytes) + " [" + bytes(e.bytes_interval.low) + ", " + bytes(e.bytes_interval.high) + "]";

@@ -289,6 +289,39 @@ TEST_CASE("the copies view names the heaviest code under each edge, its share of
     CHECK(plain.str().find(edge_line + "\nhot copy chains") != std::string::npos);
 }
 
+TEST_CASE("the copies view makes one site of the sites it names alike, their edges summed") {
+    // One allocating line reached from two callers: two sites, named alike by their type and leaf frame.
+    const auto site = [](context_id c) {
+        return c == 2 ? copy_site{"Dest", {"Make.dest()", "main()"}}
+                      : copy_site{"Buffer", {"Make.buffer()", c == 0 ? "Reader.fill()" : "Writer.flush()"}};
+    };
+    copy_edge_table table(8);
+    const auto edge = [](context_id from) {
+        return copy_edge{copy_node::field(from, copy_node::elements), copy_node::field(2, copy_node::elements), 8};
+    };
+    for (int i = 0; i < 3; ++i) table.add(edge(0), 1, 10);
+    for (int i = 0; i < 2; ++i) table.add(edge(1), 1, 11);
+    const copy_profile section = copy_profile_of(table.graph(), table.code(), {}, "period 1", site, code_named);
+    REQUIRE(section.sites.size() == 3);
+    const copy_profile named = sites_by_leaf(section);
+    REQUIRE(named.sites.size() == 2);
+    REQUIRE(named.graph.edges().size() == 1);
+    CHECK(named.graph.edges().begin()->second.samples == 5);
+    CHECK(named.code.of(named.graph.edges().begin()->first).samples() == 5);
+    CHECK(named.sampling == section.sampling);
+
+    std::ostringstream out;
+    write_copies_view(out, section, 0.95, {});
+    const std::string view = out.str();
+    INFO(view);
+    const std::string line = "Buffer elements at Make.buffer() -> Dest elements at Make.dest()\n";
+    const std::size_t at = view.find(line);
+    REQUIRE(at != std::string::npos);
+    CHECK(view.find(line, at + 1) > view.find("\nhot copy chains")); // one edge listed (and one chain of it)
+    CHECK(view.rfind("       5    8 B  ", at) != std::string::npos); // its samples, both callers'
+    CHECK(view.find("100%  Buffer at Make.buffer() -> Dest at Make.dest()\n") != std::string::npos);
+}
+
 TEST_CASE("bad copy sections are refused with one line that says what is wrong") {
     const auto profile_with = [](const std::string& copies) {
         return "{\"ojx_profile_version\": 1, \"run\": {}, \"contexts\": [], \"copies\": " + copies + "}";

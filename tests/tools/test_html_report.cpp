@@ -474,3 +474,28 @@ TEST_CASE("the HTML report lists the clone pairs and carrier sites that the copi
           Approx(estimated_carrier_sites(*p.copies, level)[0].copied_out.bytes));
     CHECK(carriers[0]["copied_in"]["bytes"].GetDouble() == 0);
 }
+
+TEST_CASE("the HTML report makes one site of sites named alike, whose tooltip then has their leaf frame") {
+    // Two sites that differ only in their callers, and one of its own.
+    const auto site = [](context_id c) {
+        if (c == 2) return copy_site{"pkg.Dest", {"pkg.Make.dest()", "main()"}};
+        return copy_site{"pkg.Buffer", {"pkg.Make.buffer()", c == 0 ? "pkg.Reader.fill()" : "pkg.Writer.flush()"}};
+    };
+    copy_edge_table table(8);
+    for (context_id from : {0u, 1u, 1u})
+        table.add({copy_node::field(from, copy_node::elements), copy_node::field(2, copy_node::elements), 8}, 64);
+    profile p = sample_profile();
+    p.copies = copy_profile_of(table.graph(), sampled_copy_stats{}, "sample <period 64>", site);
+    const std::string text = data_text(html_of(p));
+    rapidjson::Document data;
+    data.Parse(text.c_str(), text.size());
+    REQUIRE_FALSE(data.HasParseError());
+    const auto& edges = data["copies"]["edges"];
+    REQUIRE(edges.Size() == 1);
+    CHECK(edges[0]["samples"].GetUint64() == 3);
+    CHECK(edges[0]["from"]["name"].GetString() == std::string("pkg.Buffer elements at pkg.Make.buffer()"));
+    CHECK(edges[0]["from"]["frames"].Size() == 1); // two stacks: their leaf frame
+    CHECK(edges[0]["to"]["frames"].Size() == 2);   // one: its whole stack
+    REQUIRE(data["copies"]["clone_pairs"].Size() == 1);
+    CHECK(data["copies"]["clone_pairs"][0]["share"].GetDouble() == Approx(1.0));
+}

@@ -106,23 +106,41 @@ void append_allocations(std::string& json, const context_profile& c) {
     json += "]}";
 }
 
+// The frames of a site of `copies` for its name's tooltip. Where `copies` is the views' (sites_by_leaf of `whole`),
+// the whole stack of the one site of `whole` it stands for, or its leaf frame where it stands for several.
+const std::vector<std::string>& site_frames(const copy_profile& copies, context_id site, const copy_profile* whole) {
+    const copy_site& named = copies.sites.at(site);
+    if (whole == nullptr) return named.frames;
+    const copy_site* only = nullptr;
+    for (const copy_site& s : whole->sites) {
+        if (s.type != named.type || s.frames.empty() != named.frames.empty() ||
+            (!s.frames.empty() && s.frames.front() != named.frames.front()))
+            continue;
+        if (only != nullptr) return named.frames;
+        only = &s;
+    }
+    return only != nullptr ? only->frames : named.frames;
+}
+
 // A copy graph's node as the text view names it, and its allocation context's frames where it names one.
-void append_copy_node(std::string& json, const copy_profile& copies, const copy_node& node, string_table& strings) {
+void append_copy_node(std::string& json, const copy_profile& copies, const copy_node& node, string_table& strings,
+                      const copy_profile* whole = nullptr) {
     json += "{\"name\":";
     append_string(json, copy_node_name(copies, node));
     if (names_site(node)) {
         json += ",\"frames\":";
-        append_frames(json, copies.sites.at(node.site).frames, strings);
+        append_frames(json, site_frames(copies, node.site, whole), strings);
     }
     json += '}';
 }
 
 // An allocation context as the site-level views name it, with its frames.
-void append_copy_site(std::string& json, const copy_profile& copies, context_id site, string_table& strings) {
+void append_copy_site(std::string& json, const copy_profile& copies, context_id site, string_table& strings,
+                      const copy_profile* whole) {
     json += "{\"name\":";
     append_string(json, copy_site_name(copies, site));
     json += ",\"frames\":";
-    append_frames(json, copies.sites.at(site).frames, strings);
+    append_frames(json, site_frames(copies, site, whole), strings);
     json += '}';
 }
 
@@ -247,8 +265,10 @@ void append_copying_code(std::string& json, const copy_profile& copies, const co
 // The copies view's data, what copies_view.hpp prints: {"sampling", "counters", "copied", "used", "total_edges",
 // "edges" (the heaviest, estimated at `level`, each with the code that copied along it), "total_chains", "chains"
 // (the hot copy chains, heaviest first), "clone_pairs" ({"from", "to", "share", "estimate"}, heaviest first),
-// "carriers" ({"site", "copied_out", "copied_in"}, heaviest copied out first)}.
-void append_copies(std::string& json, const copy_profile& copies, double level, string_table& strings) {
+// "carriers" ({"site", "copied_out", "copied_in"}, heaviest copied out first)}; its sites named alike made one, as
+// the text view does (sites_by_leaf).
+void append_copies(std::string& json, const copy_profile& whole, double level, string_table& strings) {
+    const copy_profile copies = sites_by_leaf(whole);
     json += "{\"sampling\":";
     append_string(json, joined(copies.sampling));
     json += ",\"counters\":{";
@@ -267,9 +287,9 @@ void append_copies(std::string& json, const copy_profile& copies, double level, 
     for (std::size_t i = 0; i < edges.size() && i < page_copy_edges; ++i) {
         const estimated_copy_edge& e = edges[i];
         json += i ? ",\n{\"from\":" : "\n{\"from\":";
-        append_copy_node(json, copies, e.edge.from, strings);
+        append_copy_node(json, copies, e.edge.from, strings, &whole);
         json += ",\"to\":";
-        append_copy_node(json, copies, e.edge.to, strings);
+        append_copy_node(json, copies, e.edge.to, strings, &whole);
         json += ",\"width\":" + std::to_string(e.edge.width) + ",\"samples\":" + std::to_string(e.samples) +
                 ",\"estimate\":";
         append_copy_estimate(json, e.estimate);
@@ -282,7 +302,7 @@ void append_copies(std::string& json, const copy_profile& copies, double level, 
         json += i ? ",\n{\"nodes\":[" : "\n{\"nodes\":[";
         for (std::size_t n = 0; n < chains[i].nodes.size(); ++n) {
             if (n) json += ',';
-            append_copy_node(json, copies, chains[i].nodes[n], strings);
+            append_copy_node(json, copies, chains[i].nodes[n], strings, &whole);
         }
         json += "],\"bytes\":" + std::to_string(chains[i].bytes) + '}';
     }
@@ -290,9 +310,9 @@ void append_copies(std::string& json, const copy_profile& copies, double level, 
     const std::vector<estimated_site_pair> pairs = estimated_clone_pairs(copies, level);
     for (std::size_t i = 0; i < pairs.size() && i < page_copy_sites; ++i) {
         json += i ? ",\n{\"from\":" : "\n{\"from\":";
-        append_copy_site(json, copies, pairs[i].pair.from, strings);
+        append_copy_site(json, copies, pairs[i].pair.from, strings, &whole);
         json += ",\"to\":";
-        append_copy_site(json, copies, pairs[i].pair.to, strings);
+        append_copy_site(json, copies, pairs[i].pair.to, strings, &whole);
         json += ",\"share\":" + report_detail::number(pairs[i].pair.share) + ",\"estimate\":";
         append_copy_estimate(json, pairs[i].estimate);
         json += '}';
@@ -301,7 +321,7 @@ void append_copies(std::string& json, const copy_profile& copies, double level, 
     const std::vector<estimated_carrier_site> carriers = estimated_carrier_sites(copies, level);
     for (std::size_t i = 0; i < carriers.size() && i < page_copy_sites; ++i) {
         json += i ? ",\n{\"site\":" : "\n{\"site\":";
-        append_copy_site(json, copies, carriers[i].site, strings);
+        append_copy_site(json, copies, carriers[i].site, strings, &whole);
         json += ",\"copied_out\":";
         append_copy_estimate(json, carriers[i].copied_out);
         json += ",\"copied_in\":";
