@@ -177,6 +177,27 @@ TEST_CASE("process_memory is a memory_reader", "[fault_safe_read]") {
     CHECK_FALSE(memory.read(0, &copy, sizeof copy));
 }
 
+TEST_CASE("process_memory chooses deferred reads once, at its first read", "[fault_safe_read]") {
+    struct chooser_calls {
+        mutable int count = 0;
+    } calls;
+    ojx::hardware::process_memory memory;
+    memory.choose = [](const void* chooser) noexcept {
+        ++static_cast<const chooser_calls*>(chooser)->count;
+        return ojx::hardware::handler_reads{};
+    };
+    memory.chooser = &calls;
+    CHECK(calls.count == 0); // nothing read, nothing chosen
+    const std::uint64_t value = 0x0123456789abcdef;
+    std::uint64_t copy = 0;
+    CHECK(memory.read(address_of(&value), &copy, sizeof copy));
+    CHECK(copy == value);
+    CHECK(memory.read(address_of(&value), &copy, sizeof copy));
+    CHECK(calls.count == 1);
+    CHECK(memory.choose == nullptr);
+    CHECK(memory.reads.method == ojx::hardware::read_method::system_call); // what the chooser said
+}
+
 namespace {
 
 void ignore_signal(int) {}

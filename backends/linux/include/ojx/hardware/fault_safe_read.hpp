@@ -112,8 +112,17 @@ bool memory_reading_works() noexcept;
 // sets `reads` before it reads and puts the default back before it returns.
 struct process_memory {
     handler_reads reads{};
-    // Signal-safe: see read_memory.
+    // Code outside the handlers may leave `reads` to be chosen at the first read, by choose(chooser): choosing
+    // costs four system calls (hardware_backend::reads_here), and most digests at an object's death read nothing
+    // (the digest budgets leave them out). Handlers set `reads` and leave `choose` null.
+    handler_reads (*choose)(const void* chooser) noexcept = nullptr;
+    const void* chooser = nullptr;
+    // Signal-safe (when `choose` is): see read_memory.
     bool read(std::uint64_t where, void* out, std::size_t size) noexcept {
+        if (choose != nullptr) {
+            reads = choose(chooser);
+            choose = nullptr;
+        }
         return read_memory(where, out, size, reads);
     }
 };

@@ -651,7 +651,10 @@ template <analysis_sink... Sinks>
 template <class Digest>
 auto basic_profiling_session<Sinks...>::digest_whole(Digest&& digest) {
     const bool is_recording = recording_ && recording_->open;
-    memory_.reads = backend_.reads_here();
+    memory_.choose = [](const void* backend) noexcept {
+        return static_cast<const hardware_backend*>(backend)->reads_here();
+    };
+    memory_.chooser = &backend_;
     // The trace keeps the fingerprint; the bytes read for it would overflow the event notes.
     if (is_recording) recorded_memory_.record_into(nullptr);
     const auto note = [this, is_recording](const whole_object_digest& decided) noexcept {
@@ -659,7 +662,7 @@ auto basic_profiling_session<Sinks...>::digest_whole(Digest&& digest) {
     };
     const auto result = digest(note);
     if (is_recording) recorded_memory_.record_into(&recording_->effects);
-    memory_.reads = {};
+    memory_ = {};
     return result;
 }
 
