@@ -205,8 +205,11 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
     std::vector<trace_event> events;
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t t = values.pick(threads.size());
-        switch (values.pick(29)) {
+        switch (values.pick(30)) {
         case 0: events.push_back(ojx::type_symbol{.id = values.u32(), .name = values.name()}); break;
+        case 29:
+            events.push_back(ojx::field_symbol{.type = values.u32(), .offset = values.u64(), .name = values.name()});
+            break;
         case 1: events.push_back(ojx::frame_symbol{.id = values.u64(), .name = values.name()}); break;
         case 2:
             events.push_back(ojx::context_symbol{.id = values.u32(), .parent = values.u32(), .frame = values.u64()});
@@ -407,7 +410,8 @@ TEST_CASE("the reader keeps the symbol tables", "[trace]") {
         ojx::frame_symbol{.id = 0x401000, .name = "main (main.cpp:12)"},
         ojx::context_symbol{.id = 1, .parent = 0, .frame = 0x401000}, ojx::thread_symbol{.id = 77, .name = "worker"},
         ojx::type_symbol{.id = 3, .name = "char[]"}, ojx::run_attribute{.name = "seed", .value = "7"},
-        ojx::run_attribute{.name = "seed", .value = "8"}};
+        ojx::run_attribute{.name = "seed", .value = "8"}, ojx::field_symbol{.type = 5, .offset = 4, .name = "count"},
+        ojx::field_symbol{.type = 5, .offset = 4, .name = "size"}, ojx::field_symbol{.type = 5, .offset = 8, .name = "next"}};
     const auto trace = write_trace(events, 4096);
     ojx::trace_reader reader(trace.file);
     while (reader.next()) {
@@ -419,7 +423,10 @@ TEST_CASE("the reader keeps the symbol tables", "[trace]") {
     REQUIRE(reader.contexts().at(1).frame == 0x401000);
     REQUIRE(reader.threads().at(77) == "worker");
     REQUIRE(reader.run_attributes().at("seed") == "8");
-    REQUIRE(reader.summary() == "trace: 1 blocks, 7 events, complete");
+    REQUIRE(reader.fields().size() == 2);
+    REQUIRE(reader.fields().at({5, 4}) == "size");
+    REQUIRE(reader.fields().at({5, 8}) == "next");
+    REQUIRE(reader.summary() == "trace: 1 blocks, 10 events, complete");
 }
 
 TEST_CASE("every truncation is an error, or a clean end at a block boundary", "[trace]") {

@@ -13,6 +13,7 @@
 // A profiler must never take the program down: bad options stop start-up with a message (at launch) or fail the
 // attach (dynamic); every fault at run time degrades and is said once.
 #include "adaptive_heap_sampling.hpp"
+#include "field_names.hpp"
 #include "heap_layout.hpp"
 #include "hotspot_flags.hpp"
 #include "java_names.hpp"
@@ -249,6 +250,10 @@ private:
     }
     void create_method_ids_of_loaded_classes();
     type_id intern_type(const char* signature);
+    // The types of the sites that the copy graph's field nodes lie in (not arrays: their nodes are `elements`), with
+    // their class signatures, for naming the fields (field_names.hpp).
+    std::vector<std::pair<type_id, std::string>> classes_with_field_nodes(const sampled_copy_graph& graph,
+                                                                          const replica_report& report);
     std::string collector(JNIEnv* jni);
     void attach_running_java_threads(JNIEnv* jni);
     void start_agent_thread();
@@ -477,6 +482,24 @@ void agent::create_method_ids_of_loaded_classes() {
         if (jni != nullptr) jni->DeleteLocalRef(classes[i]);
     }
     jvmti_->Deallocate(reinterpret_cast<unsigned char*>(classes));
+}
+
+std::vector<std::pair<type_id, std::string>> agent::classes_with_field_nodes(const sampled_copy_graph& graph,
+                                                                             const replica_report& report) {
+    std::unordered_map<context_id, type_id> type_of;
+    for (const context_report& context : report.contexts) type_of.emplace(context.context, context.type);
+    std::vector<type_id> wanted;
+    for (const auto& [edge, volume] : graph.edges())
+        for (const copy_node& node : {edge.from, edge.to})
+            if (node.kind == copy_node_kind::field && node.offset != copy_node::elements)
+                if (const auto type = type_of.find(node.site); type != type_of.end()) wanted.push_back(type->second);
+    std::sort(wanted.begin(), wanted.end());
+    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+    std::vector<std::pair<type_id, std::string>> classes;
+    const std::lock_guard lock(types_mutex_);
+    for (const auto& [signature, type] : type_ids_)
+        if (std::binary_search(wanted.begin(), wanted.end(), type)) classes.emplace_back(type, signature);
+    return classes;
 }
 
 type_id agent::intern_type(const char* signature) {
@@ -825,6 +848,16 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
         return it->second;
     };
     naming.type = [&](type_id type) { return type < types.size() ? types[type] : std::string("?"); };
+    const std::vector<field_symbol> fields =
+        followed ? instance_fields(jvmti_, jni, classes_with_field_nodes(followed->graph, report), layout_.instance_header)
+                 : std::vector<field_symbol>{};
+    naming.field = [&](type_id type, std::uint64_t offset) {
+        const auto at = std::lower_bound(fields.begin(), fields.end(), std::pair{type, offset},
+                                         [](const field_symbol& f, const std::pair<type_id, std::uint64_t>& key) {
+                                             return std::pair{f.type, f.offset} < key;
+                                         });
+        return at != fields.end() && at->type == type && at->offset == offset ? at->name : std::string();
+    };
 
     const relocation_counters& r = objects_->counters();
     run_facts facts = session_.facts();
@@ -875,7 +908,8 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
     const bool written = write_agent_profile(agent_profile{report, tree, naming, facts, copied ? &*copied : nullptr}, path, session_,
                                              {settings_.agent.quiet, why, lines});
     if (final) {
-        if (const auto recorded = session_.finish_recording(naming, static_cast<type_id>(types.size()), facts.agent_counters))
+        if (const auto recorded =
+                session_.finish_recording(naming, static_cast<type_id>(types.size()), facts.agent_counters, fields))
             report_recording(*recorded, settings_.agent.quiet);
     }
     return written;

@@ -10,14 +10,18 @@
 
 namespace ojx {
 
-// A node without its allocation context: "Record+8", "long[] elements" (every element), "new Record" (fresh
-// references), "static 0x…" ("untracked memory" for address 0, where a backend that knows no statics puts every
-// location outside its tracked objects: followed_copy_graph.hpp), "(computed on)".
+// A node without its allocation context: "Record.count" (a field the profile names), "Record+8" (one it does
+// not), "long[] elements" (every element), "new Record" (fresh references), "static 0x…" ("untracked memory" for
+// address 0, where a backend that knows no statics puts every location outside its tracked objects:
+// followed_copy_graph.hpp), "(computed on)".
 inline std::string copy_location_name(const copy_profile& copies, const copy_node& node) {
     switch (node.kind) {
-    case copy_node_kind::field:
-        return copies.sites.at(node.site).type +
-               (node.offset == copy_node::elements ? std::string(" elements") : "+" + std::to_string(node.offset));
+    case copy_node_kind::field: {
+        const std::string& type = copies.sites.at(node.site).type;
+        if (node.offset == copy_node::elements) return type + " elements";
+        if (const std::string* field = copies.field_name(type, node.offset)) return type + "." + *field;
+        return type + "+" + std::to_string(node.offset);
+    }
     case copy_node_kind::allocation: return "new " + copies.sites.at(node.site).type;
     case copy_node_kind::static_location: {
         if (node.offset == 0) return "untracked memory";

@@ -45,6 +45,17 @@ struct copy_code_context {
     friend auto operator<=>(const copy_code_context&, const copy_code_context&) = default;
 };
 
+// A field as the runtime names it: `name` lies at `offset` of the contents of `type`'s objects (a field node's
+// offset: from where a tracked object begins, after its header). Only where the runtime tells (the JVM agent, by
+// the class's fields and Unsafe.objectFieldOffset); elsewhere field nodes are named by their offset.
+struct copy_field_name {
+    std::string type;
+    std::uint64_t offset = 0;
+    std::string name;
+
+    friend auto operator<=>(const copy_field_name&, const copy_field_name&) = default;
+};
+
 namespace copy_profile_detail {
 
 // The sorted union of two lists of names, each name once.
@@ -115,9 +126,22 @@ struct copy_profile {
     sampled_copy_graph graph; // field and allocation nodes' `site`: an index into `sites`
     copy_code code;           // edges as `graph` names them; contexts: indices into `code_contexts`
     sampled_copy_stats counters;
+    // Sorted by (type, offset), each (type, offset) once; empty where the runtime names no fields.
+    std::vector<copy_field_name> field_names;
+
+    // The name of the field at `offset` of `type`'s objects, or null where none is known.
+    const std::string* field_name(std::string_view type, std::uint64_t offset) const {
+        const auto at = std::lower_bound(field_names.begin(), field_names.end(), std::pair{type, offset},
+                                         [](const copy_field_name& f, const std::pair<std::string_view, std::uint64_t>& key) {
+                                             return std::pair<std::string_view, std::uint64_t>{f.type, f.offset} < key;
+                                         });
+        return at != field_names.end() && at->type == type && at->offset == offset ? &at->name : nullptr;
+    }
 
     // Adds `other`: sites and code contexts by name, edges with equal (from, to, width) by their sums, each edge's
-    // code by its contexts' sums, counters summed.
+    // code by its contexts' sums, counters summed, field names joined (where two runs name one (type, offset)
+    // differently, as classes of one name from two loaders may, the first name in order stays: any order and
+    // grouping of merges gives the same).
     void merge(const copy_profile& other) {
         using namespace copy_profile_detail;
         std::vector<copy_site> all_sites = sorted_union(sites, other.sites);
@@ -144,6 +168,12 @@ struct copy_profile {
         graph = std::move(renamed);
         code = std::move(renamed_code);
         counters += other.counters;
+        field_names = sorted_union(field_names, other.field_names);
+        field_names.erase(std::unique(field_names.begin(), field_names.end(),
+                                      [](const copy_field_name& a, const copy_field_name& b) {
+                                          return a.type == b.type && a.offset == b.offset;
+                                      }),
+                          field_names.end());
     }
 
     friend bool operator==(const copy_profile&, const copy_profile&) = default;

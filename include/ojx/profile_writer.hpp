@@ -299,6 +299,14 @@ inline void write_copies(std::ostream& out, const copy_profile& c) {
             out << '}';
         }
     }
+    // Field names, only where the runtime told them: a section without keeps its bytes as before.
+    if (!c.field_names.empty()) {
+        out << "],\n    \"field_names\": [";
+        for (std::size_t i = 0; i < c.field_names.size(); ++i)
+            out << (i ? ",\n      " : "\n      ") << "{\"type\": \"" << json_escape(c.field_names[i].type)
+                << "\", \"offset\": " << c.field_names[i].offset << ", \"name\": \""
+                << json_escape(c.field_names[i].name) << "\"}";
+    }
     out << "],\n    \"edges\": [";
     bool first = true;
     for (const auto& [edge, volume] : c.graph.edges()) {

@@ -25,6 +25,9 @@ namespace ojx {
 struct report_naming {
     std::function<std::string(std::uint64_t frame)> frame;
     std::function<std::string(type_id)> type;
+    // The name of the field at `offset` of a type's objects' contents, or "" where none is known; optional (the
+    // copy section's field nodes are then named by offset).
+    std::function<std::string(type_id, std::uint64_t offset)> field;
 };
 
 // Facts about the run that a reader needs to trust the numbers.
@@ -135,13 +138,27 @@ copy_profile followed_copy_section(const sampled_copy_graph& graph, const copy_c
                                    const replica_report& report, const Tree& tree, const report_naming& naming) {
     std::map<context_id, type_id> types;
     for (const context_report& context : report.contexts) types.emplace(context.context, context.type);
-    return copy_profile_of(
+    const auto type_of = [&](context_id context) {
+        const auto type = types.find(context);
+        return type == types.end() ? no_type : type->second;
+    };
+    copy_profile section = copy_profile_of(
         graph, code, counters, std::move(sampling),
-        [&](context_id context) {
-            const auto type = types.find(context);
-            return name_copy_site(tree, context, type == types.end() ? no_type : type->second, naming);
-        },
+        [&](context_id context) { return name_copy_site(tree, context, type_of(context), naming); },
         [&](context_id context) { return name_copy_code(tree, context, naming); });
+    if (!naming.field) return section;
+    // The fields the nodes lie at, where the runtime names them.
+    copy_profile fields;
+    for (const auto& [edge, volume] : graph.edges())
+        for (const copy_node& node : {edge.from, edge.to}) {
+            if (node.kind != copy_node_kind::field || node.offset == copy_node::elements) continue;
+            const type_id type = type_of(node.site);
+            if (type == no_type) continue;
+            if (std::string name = naming.field(type, node.offset); !name.empty())
+                fields.field_names.push_back({report_detail::type_name(type, naming), node.offset, std::move(name)});
+        }
+    section.merge(fields); // sorts them, each (type, offset) once
+    return section;
 }
 
 // The documented JSON profile of a report (profile_writer.hpp).

@@ -70,6 +70,14 @@ struct context_symbol {
     trace_frame_id frame = 0;
     friend bool operator==(const context_symbol&, const context_symbol&) = default;
 };
+// A field of a type's objects: `name` lies at `offset` of their contents (from where a recorded object begins,
+// after any header), as the runtime knows it (the JVM agent; copy_profile.hpp's copy_field_name).
+struct field_symbol {
+    type_id type = 0;
+    std::uint64_t offset = 0;
+    std::string name;
+    friend bool operator==(const field_symbol&, const field_symbol&) = default;
+};
 struct thread_symbol {
     trace_thread_id id = 0;
     std::string name;
@@ -227,7 +235,7 @@ using trace_event = std::variant<type_symbol, frame_symbol, context_symbol, thre
     watchpoint_disarm_event, watchpoint_trap, events_lost_event, run_attribute, memory_contents_event,
     relocated_object_event, relocation_event, access_event, memory_fill_event, heap_census_event,
     kept_survivors_event, moved_survivor_event, watchpoint_arm_refused_event, whole_object_digest, value_flow_event,
-    followed_value>;
+    followed_value, field_symbol>;
 
 // ---- Record tags -------------------------------------------------------------------------------------------
 
@@ -237,6 +245,7 @@ inline constexpr std::uint8_t frame_symbol = 0x02;
 inline constexpr std::uint8_t context_symbol = 0x03;
 inline constexpr std::uint8_t thread_symbol = 0x04;
 inline constexpr std::uint8_t run_attribute = 0x05;
+inline constexpr std::uint8_t field_symbol = 0x06;
 inline constexpr std::uint8_t events_lost = 0x08;
 inline constexpr std::uint8_t end_of_trace = 0x09;
 inline constexpr std::uint8_t allocation = 0x10;

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -74,6 +75,7 @@ public:
     const std::unordered_map<type_id, std::string>& types() const noexcept { return types_; }
     const std::unordered_map<trace_frame_id, std::string>& frames() const noexcept { return frames_; }
     const std::unordered_map<trace_thread_id, std::string>& threads() const noexcept { return threads_; }
+    const std::map<std::pair<type_id, std::uint64_t>, std::string>& fields() const noexcept { return fields_; }
     const std::unordered_map<context_id, context_node>& contexts() const noexcept { return contexts_; }
     const std::unordered_map<std::string, std::string>& run_attributes() const noexcept { return attributes_; }
 
@@ -286,6 +288,15 @@ private:
                 contexts_[node.id] = context_node{.parent = node.parent, .frame = node.frame};
             }
             return node;
+        }
+        case trace_tag::field_symbol: {
+            field_symbol symbol{.type = get_u32("type id")};
+            symbol.offset = get_varint();
+            symbol.name = get_string();
+            if (!record_failed_) {
+                fields_[{symbol.type, symbol.offset}] = symbol.name;
+            }
+            return symbol;
         }
         case trace_tag::thread_symbol: {
             thread_symbol symbol{.id = get_u32("thread id")};
@@ -751,6 +762,7 @@ private:
     std::unordered_map<type_id, std::string> types_;
     std::unordered_map<trace_frame_id, std::string> frames_;
     std::unordered_map<trace_thread_id, std::string> threads_;
+    std::map<std::pair<type_id, std::uint64_t>, std::string> fields_; // (type, offset) -> name
     std::unordered_map<context_id, context_node> contexts_;
     std::unordered_map<std::string, std::string> attributes_;
 };

@@ -348,6 +348,13 @@ public:
             out.put_string(name);
         });
     }
+    bool append_field(type_id type, std::uint64_t offset, std::string_view name) noexcept {
+        return write_simple(trace_tag::field_symbol, [&](trace_byte_writer& out) {
+            out.put_varint(type);
+            out.put_varint(offset);
+            out.put_string(name);
+        });
+    }
     bool append_thread(trace_thread_id id, std::string_view name) noexcept {
         return write_simple(trace_tag::thread_symbol, [&](trace_byte_writer& out) {
             out.put_varint(id);
@@ -371,6 +378,7 @@ public:
     bool append(const type_symbol& symbol) noexcept { return append_type(symbol.id, symbol.name); }
     bool append(const frame_symbol& symbol) noexcept { return append_frame(symbol.id, symbol.name); }
     bool append(const thread_symbol& symbol) noexcept { return append_thread(symbol.id, symbol.name); }
+    bool append(const field_symbol& symbol) noexcept { return append_field(symbol.type, symbol.offset, symbol.name); }
     // `events_lost` records are the writer's own; one given here is passed through (a trace being rewritten).
     bool append(const events_lost_event& lost) noexcept {
         return write_simple(trace_tag::events_lost, [&](trace_byte_writer& out) { out.put_varint(lost.count); });

@@ -23,12 +23,15 @@ Checked:
     values followed (and at least 5) as samples over the runs together, and no edge goes the other way
     (destination -> source);
   - nodes by layout: a Wide is an instance, so each of its offsets is a node — every copy constructor edge goes
-    from a field of the original to the same field of the copy (the same offset), and over the runs together
-    the samples land on more than one field, all within Wide's 256 longs; the arrays' edges join `elements`
-    nodes;
+    from a field of the original to the same field of the copy (the same offset), which the section's
+    field_names names as Wide declares it (f000 ... f255, through Unsafe.objectFieldOffset), and over the runs
+    together the samples land on more than one field, all within Wide's 256 longs; the arrays' edges join
+    `elements` nodes;
   - no control site's objects are copied anywhere: every edge out of a control's site goes to the consumer (none
     into a site, none into untracked memory); no edge into makeTransformed's objects, which hold computed values;
   - the controls that the samples reach (summed, transformed, mixed) are seen consumed, over the runs together;
+  - the first run, recorded (record=), replays with `ojx replay` to its profile byte for byte (where OJX names
+    the ojx command), the section's field names included;
   - every edge's code counts each of its samples once; over the runs together the heaviest code context of the
     copy constructor names copyWide among its first frames (below Wide.<init>), toByteArray's names snapshotStream
     (below ByteArrayOutputStream.toByteArray) and both relay edges name relay. The agent takes CompiledMethodLoad
@@ -51,10 +54,13 @@ Exits 77 (skipped) where Debian's JDK 17 is not installed.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "linux"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ground_truth"))
+import check_profile  # noqa: E402
 import copies_suite  # noqa: E402
 
 DEBIAN_JDK = "/usr/lib/jvm/java-17-openjdk-amd64"
@@ -86,30 +92,39 @@ def sites_of(sites, method):
             if any(f"JavaCopies.{method}(" in frame for frame in site["frames"][:4])}
 
 
-def check_nodes(key, planted, totals):
-    """The nodes of a planted edge as its objects' layout makes them: fields of Wide to the same fields, arrays'
-    elements to elements."""
+def check_nodes(key, planted, copies, totals):
+    """The nodes of a planted edge as its objects' layout makes them: fields of Wide to the same fields, each named
+    by the section's field_names as Wide declares it (f000 ... f255), arrays' elements to elements."""
     if key != WIDE_COPY:
         return [f"{key}: an edge between array nodes other than elements: {e}" for e in planted
                 if e["from"]["offset"] != "elements" or e["to"]["offset"] != "elements"]
+    names = {(f["type"], f["offset"]): f["name"] for f in copies.get("field_names", [])}
     problems = []
     for e in planted:
         source, destination = e["from"]["offset"], e["to"]["offset"]
         if not isinstance(source, int) or source != destination or not 0 <= source < WIDE_CONTENTS:
             problems.append(f"{key}: a copy constructor edge from offset {source} to offset {destination}, not "
                             f"from a field of Wide to the same field")
-        totals.setdefault(WIDE_COPY + " fields", set()).add(source)
+        type_name = copies["sites"][e["from"]["site"]]["type"]
+        name = names.get((type_name, source))
+        if name is None or not re.fullmatch(r"f\d{3}", name):
+            problems.append(f"{key}: offset {source} of {type_name} is named {name!r} in field_names, not as one of "
+                            f"Wide's fields")
+        totals.setdefault(WIDE_COPY + " fields", set()).add(name or source)
     return problems
 
 
 def run(agent, classes, workdir, seed, seconds):
+    """A run of the program; the first is recorded too (its trace, or None)."""
     profile = os.path.join(workdir, f"profile-{seed}.json")
+    trace = os.path.join(workdir, "trace-1.ojxt") if seed == 1 else None
     command = [os.path.join(DEBIAN_JDK, "bin", "java"), *JVM_FLAGS,
-               f"-agentpath:{agent}=start,file={profile},seed={seed},{AGENT_OPTIONS}",
+               f"-agentpath:{agent}=start,file={profile},seed={seed},{AGENT_OPTIONS}" +
+               (f",record={trace}" if trace else ""),
                "-cp", classes, "JavaCopies", "--seconds", str(seconds)]
     if seed == 1:
         print("  " + " ".join(command))
-    return subprocess.run(command, capture_output=True, text=True, timeout=180), profile
+    return subprocess.run(command, capture_output=True, text=True, timeout=180), profile, trace
 
 
 def check_run(result, profile_path, totals, code_by_edge):
@@ -147,7 +162,7 @@ def check_run(result, profile_path, totals, code_by_edge):
             problems.append(f"no copy {key}: no site names {', '.join(missing)}")
             continue
         planted = edges(named[source], "field", named[destination])
-        problems += check_nodes(key, planted, totals)
+        problems += check_nodes(key, planted, copies, totals)
         samples = sum(e["samples"] for e in planted)
         totals[key] = totals.get(key, 0) + samples
         copies_suite.add_code(copies, planted, code_by_edge.setdefault(key, {}))
@@ -195,8 +210,11 @@ def main(argv):
     code_by_edge = {}
     problems = []
     for seed in range(1, runs + 1):
-        result, profile = run(agent, classes, workdir, seed, seconds)
+        result, profile, trace = run(agent, classes, workdir, seed, seconds)
         problems += [f"seed {seed}: {p}" for p in check_run(result, profile, totals, code_by_edge)]
+        # The recorded run replays to its profile byte for byte: the copy section, its field names included.
+        if trace and result.returncode == 0 and (problem := check_profile.check_replay(trace, profile)):
+            problems.append(f"seed {seed}: {problem}")
     problems += copies_suite.check_code(code_by_edge, COPIERS)
     for key, code in code_by_edge.items():
         if key not in COPIERS and code:

@@ -13,6 +13,7 @@
 #include "ojx/copies_view.hpp"
 #include "ojx/copy_code.hpp"
 #include "ojx/copy_edge_table.hpp"
+#include "ojx/copy_node_names.hpp"
 #include "ojx/copy_profile.hpp"
 #include "ojx/profile_writer.hpp"
 #include "ojx/random.hpp"
@@ -125,6 +126,26 @@ copy_node in_section(const copy_profile& section, const copy_run& run, copy_node
     return node;
 }
 
+// The profile's JSON `json` reads back to an equal copy section, which writes the same bytes again.
+void check_round_trip(const profile& p, const std::string& json, const std::string& file) {
+    const read_back back = read_json(file, json);
+    REQUIRE_FALSE(back.error);
+    REQUIRE(back.copies);
+    CHECK(*back.copies == *p.copies);
+    profile again;
+    again.run.runtime = p.run.runtime;
+    again.copies = back.copies;
+    CHECK(json_of(again) == json);
+}
+
+// The field node at `offset` of the section's site of `type`.
+copy_node in_section_of(const copy_profile& section, const std::string& type, std::uint64_t offset) {
+    const auto site = std::find_if(section.sites.begin(), section.sites.end(),
+                                   [&](const copy_site& s) { return s.type == type; });
+    REQUIRE(site != section.sites.end());
+    return copy_node::field(static_cast<context_id>(site - section.sites.begin()), offset);
+}
+
 } // namespace
 
 TEST_CASE("a copy section is written, read back equal and written again byte for byte") {
@@ -154,14 +175,7 @@ TEST_CASE("a copy section is written, read back equal and written again byte for
     // Samples that named no code (the emulation's): the section says nothing of it, as before there was any.
     CHECK(json.find("code_contexts") == std::string::npos);
     CHECK(json.find("copied_by") == std::string::npos);
-    const read_back back = read_json("roundtrip.json", json);
-    REQUIRE_FALSE(back.error);
-    REQUIRE(back.copies);
-    CHECK(*back.copies == *p.copies);
-    profile again;
-    again.run.runtime = {"emulation"};
-    again.copies = back.copies;
-    CHECK(json_of(again) == json);
+    check_round_trip(p, json, "roundtrip.json");
 
     // Without a section, none is read, and the profile ends as profiles always have.
     p.copies.reset();
@@ -170,6 +184,51 @@ TEST_CASE("a copy section is written, read back equal and written again byte for
     const read_back none = read_json("plain.json", plain);
     REQUIRE_FALSE(none.error);
     CHECK_FALSE(none.copies);
+}
+
+TEST_CASE("field names are written, read back equal, name the nodes in the views and merge in any order") {
+    sampled_copy_graph graph;
+    const copy_node count = copy_node::field(7, 8), unnamed = copy_node::field(7, 16);
+    graph.add({count, copy_node::field(3, copy_node::elements), 8}, 16);
+    graph.add({unnamed, copy_node::consumer(), 8}, 16);
+    const auto named_site = [](context_id c) {
+        return copy_site{c == 7 ? "Record" : "long[]", {"f" + std::to_string(c) + "()", "main()"}};
+    };
+    profile p;
+    p.run.runtime = {"OpenJDK"};
+    p.copies = copy_profile_of(graph, {}, "period 16", named_site);
+    p.copies->field_names = {{"Record", 8, "count"}, {"Record", 24, "next"}};
+    CHECK(copy_location_name(*p.copies, in_section_of(*p.copies, "Record", 8)) == "Record.count");
+    CHECK(copy_location_name(*p.copies, in_section_of(*p.copies, "Record", 16)) == "Record+16");
+
+    const std::string json = json_of(p);
+    INFO(json);
+    CHECK(json.find("\"field_names\": [\n      {\"type\": \"Record\", \"offset\": 8, \"name\": \"count\"}") !=
+          std::string::npos);
+    check_round_trip(p, json, "fields.json");
+
+    // Another run names offset 8 otherwise (a class of the same name from another loader) and offset 16: the union,
+    // the first name in order where they differ, whichever profile comes first.
+    profile other = p;
+    other.copies->field_names = {{"Record", 8, "amount"}, {"Record", 16, "total"}};
+    const profile merged = merged_both_ways(p, other, "fields");
+    CHECK(merged.copies->field_names == std::vector<copy_field_name>{{"Record", 8, "amount"}, {"Record", 16, "total"},
+                                                                      {"Record", 24, "next"}});
+    CHECK(copy_location_name(*merged.copies, in_section_of(*merged.copies, "Record", 16)) == "Record.total");
+
+    // A (type, offset) listed twice, or an entry without its name, is refused.
+    const std::string twice = json.substr(0, json.find("\"field_names\": [") + 16) +
+                              "{\"type\": \"Record\", \"offset\": 24, \"name\": \"last\"}, " +
+                              json.substr(json.find("\"field_names\": [") + 16);
+    const read_back refused = read_json("twice.json", twice);
+    REQUIRE(refused.error);
+    CHECK(refused.error->find("copies: 'field_names' names offset 24 of Record twice") != std::string::npos);
+    std::string nameless = json;
+    const std::string count_name = ", \"name\": \"count\"";
+    nameless.erase(nameless.find(count_name), count_name.size());
+    const read_back incomplete = read_json("nameless.json", nameless);
+    REQUIRE(incomplete.error);
+    CHECK(incomplete.error->find("a field name needs 'type', 'offset' and 'name'") != std::string::npos);
 }
 
 namespace {
@@ -224,14 +283,7 @@ TEST_CASE("the code that copied is written, read back equal, written again byte 
     CHECK(json.find("\"code_contexts\": [\n      {\"frames\": [\"Copier.clone()\", \"main()\"]}") != std::string::npos);
     CHECK(json.find("\"copied_by\": [{\"context\": 0, \"samples\": ") != std::string::npos);
     CHECK(json.find("\"copied_by_other\": 0}") != std::string::npos);
-    const read_back back = read_json("code.json", json);
-    REQUIRE_FALSE(back.error);
-    REQUIRE(back.copies);
-    CHECK(*back.copies == section);
-    profile again;
-    again.run.runtime = {"native"};
-    again.copies = back.copies;
-    CHECK(json_of(again) == json);
+    check_round_trip(first, json, "code.json");
 
     // Merged in either order: the code of both runs merged in memory, named as one run names it.
     sampled_copy_graph both = one.graph;

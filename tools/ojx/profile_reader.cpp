@@ -171,6 +171,10 @@ public:
             if (path_ == "copies.sites[]" && in_array()) copies_->sites.emplace_back();
             if (path_ == "copies.code_contexts[]" && in_array()) copies_->code_contexts.emplace_back();
             if (path_ == "copies.edges[]" && in_array()) edge_ = edge_read{};
+            if (path_ == "copies.field_names[]" && in_array()) {
+                copies_->field_names.emplace_back();
+                field_name_parts_ = 0;
+            }
             if (path_ == "copies.edges[].copied_by[]" && in_array()) edge_.copied_by.emplace_back();
         }
         if (path_ == "contexts[]" && in_array() && !in_context_) {
@@ -202,6 +206,8 @@ public:
             return ok;
         }
         if (in_copies_ && path_ == "copies.edges[]" && depth_ == 3) return finish_edge();
+        if (in_copies_ && path_ == "copies.field_names[]" && depth_ == 3 && field_name_parts_ != 7)
+            return fail(where() + "a field name needs 'type', 'offset' and 'name'");
         if (in_copies_ && depth_ == 1) {
             in_copies_ = false;
             return finish_copies();
@@ -657,6 +663,14 @@ private:
             return in_array() ? wrong_type("code_contexts", "a list of objects") : true;
         if (path_ == "copies.code_contexts[].frames[]")
             return frame(v, "code_contexts.frames", c.code_contexts.back().frames);
+        if (path_ == "copies.field_names[]") {
+            if (in_array()) return wrong_type("field_names", "a list of objects");
+            copy_field_name& f = c.field_names.back();
+            if (key_ == "type") return text(v, "field_names.type", f.type) && mark_field_name_part(1);
+            if (key_ == "offset") return count(v, "field_names.offset", f.offset) && mark_field_name_part(2);
+            if (key_ == "name") return text(v, "field_names.name", f.name) && mark_field_name_part(4);
+            return true;
+        }
         if (path_ == "copies.edges[]") {
             if (in_array()) return wrong_type("edges", "a list of objects");
             const std::string field = "edges." + key_;
@@ -682,6 +696,11 @@ private:
 
     bool mark_sum(unsigned sum) {
         edge_.sums |= sum;
+        return true;
+    }
+
+    bool mark_field_name_part(unsigned part) {
+        field_name_parts_ |= part;
         return true;
     }
 
@@ -781,6 +800,12 @@ private:
                 if (context >= copies_->code_contexts.size())
                     return fail("copies: an edge names code context " + std::to_string(context) +
                                 ", which 'code_contexts' does not list");
+        std::vector<copy_field_name> named = copies_->field_names;
+        std::sort(named.begin(), named.end());
+        for (std::size_t i = 1; i < named.size(); ++i)
+            if (named[i].type == named[i - 1].type && named[i].offset == named[i - 1].offset)
+                return fail("copies: 'field_names' names offset " + std::to_string(named[i].offset) + " of " +
+                            named[i].type + " twice");
         copy_profile ordered;
         ordered.merge(*copies_);
         *copies_ = std::move(ordered);
@@ -841,6 +866,7 @@ private:
     bool in_copies_ = false;
     std::optional<copy_profile> copies_; // the copy section, when the profile has one
     edge_read edge_;                     // the edge being read in it
+    unsigned field_name_parts_ = 0;      // type, offset and name of the field name being read: a bit each
 };
 
 struct file_closer {

@@ -152,10 +152,12 @@ public:
     // Hands the block being filled to the writer thread (a JVM dump: the file then holds every event so far).
     void flush_recording() noexcept;
     // After with_final_profiler: writes the names of the tree's frames and of types [0, type_count) as `naming`
-    // gives them (not under the profiler's lock: naming may wait, e.g. for JVMTI), the agent's counters, and the
-    // end record, waits for the file to be written and closes it. Nothing when not recording.
+    // gives them (not under the profiler's lock: naming may wait, e.g. for JVMTI), `fields` (those `naming` names:
+    // a replay names the copy section's field nodes by them), the agent's counters, and the end record, waits for
+    // the file to be written and closes it. Nothing when not recording.
     std::optional<recording_summary> finish_recording(const report_naming& naming, type_id type_count,
-                                                      const std::vector<std::pair<std::string, std::uint64_t>>& counters);
+                                                      const std::vector<std::pair<std::string, std::uint64_t>>& counters,
+                                                      const std::vector<field_symbol>& fields = {});
 
     std::optional<std::string> attach_current_thread();
     std::optional<std::string> attach_thread(pid_t tid); // another thread of this process
@@ -479,7 +481,8 @@ void basic_profiling_session<Sinks...>::flush_recording() noexcept {
 
 template <analysis_sink... Sinks>
 std::optional<recording_summary> basic_profiling_session<Sinks...>::finish_recording(
-    const report_naming& naming, type_id type_count, const std::vector<std::pair<std::string, std::uint64_t>>& counters) {
+    const report_naming& naming, type_id type_count, const std::vector<std::pair<std::string, std::uint64_t>>& counters,
+    const std::vector<field_symbol>& fields) {
     if (!recording_) return std::nullopt;
     std::vector<trace_frame_id> frames;
     {
@@ -500,6 +503,7 @@ std::optional<recording_summary> basic_profiling_session<Sinks...>::finish_recor
         for (const trace_frame_id frame : frames) writer.append_frame(frame, naming.frame(frame));
     if (naming.type)
         for (type_id type = 0; type < type_count; ++type) writer.append_type(type, naming.type(type));
+    for (const field_symbol& field : fields) writer.append(field);
     for (const auto& [name, count] : counters)
         writer.append_run_attribute("agent." + name, std::to_string(count));
     if (profiler_->tracking_stayed_exact()) writer.append_run_attribute(tracking_stayed_exact_attribute, "true");

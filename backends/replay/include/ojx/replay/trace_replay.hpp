@@ -30,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -89,8 +90,10 @@ struct replay_result {
     std::uint64_t undefined_contexts = 0; // events naming a context node the trace does not define before them
     std::unordered_map<trace_frame_id, std::string> frames; // the trace's symbols, for naming the report
     std::unordered_map<type_id, std::string> types;
+    std::map<std::pair<type_id, std::uint64_t>, std::string> fields; // (type, offset) -> name
 
-    // Names from the trace's symbols; a frame or type without one is shown by its number. Refers to this result.
+    // Names from the trace's symbols; a frame or type without one is shown by its number, a field without one by
+    // its offset. Refers to this result.
     report_naming naming() const {
         return report_naming{[this](std::uint64_t frame) {
                                  const auto found = frames.find(frame);
@@ -99,6 +102,10 @@ struct replay_result {
                              [this](type_id type) {
                                  const auto found = types.find(type);
                                  return found != types.end() ? found->second : "type " + std::to_string(type);
+                             },
+                             [this](type_id type, std::uint64_t offset) {
+                                 const auto found = fields.find({type, offset});
+                                 return found != fields.end() ? found->second : std::string();
                              }};
     }
 };
@@ -115,6 +122,7 @@ void deliver_trace(std::span<const std::byte> file, std::string_view name, Deliv
     result.undefined_contexts = contexts.undefined();
     result.frames = reader.frames();
     result.types = reader.types();
+    result.fields = reader.fields();
 }
 
 template <class Policies>
@@ -219,6 +227,7 @@ private:
     void deliver(const type_symbol&) {}
     void deliver(const frame_symbol&) {}
     void deliver(const thread_symbol&) {}
+    void deliver(const field_symbol&) {}
     void deliver(const run_attribute&) {}
     void deliver(const gc_end_event&) {}
     void deliver(const heap_census_event&) {}
