@@ -217,3 +217,49 @@ TEST_CASE("a leaf in code without source lines is named by its function, not by 
     REQUIRE(uses.size() == 1);
     CHECK(uses[0] == std::pair<std::string, std::uint64_t>{"memcmp (libc.so.6)", 5});
 }
+
+TEST_CASE("a copy section names the field nodes of typed sites where the runtime names the field") {
+    const std::vector<context_shape> shapes{
+        {.name = "Orders.read", .type = "Record", .group_sizes = {120}},
+        {.name = "Orders.copy", .type = "Buffer", .group_sizes = std::vector<std::uint32_t>(120, 1)},
+    };
+    session_config config;
+    config.profiler.context_tree_capacity = 256;
+    session<> s(config);
+    run_workload(s.machine, s.prof.contexts(), shapes, {.seed = 5});
+    const replica_report report = s.prof.report();
+    REQUIRE(report.contexts.size() == 2);
+    const context_report& record = report.contexts[0].type == 0 ? report.contexts[0] : report.contexts[1];
+    const context_report& buffer = report.contexts[0].type == 0 ? report.contexts[1] : report.contexts[0];
+    REQUIRE((record.type == 0 && buffer.type == 1));
+    const context_id untyped = record.context + buffer.context + 1000; // a site the report does not hold
+
+    sampled_copy_graph graph;
+    graph.add({copy_node::field(buffer.context, 16), copy_node::field(record.context, 8), 8}, 1);
+    graph.add({copy_node::field(record.context, 8), copy_node::consumer(), 8}, 1);
+    graph.add({copy_node::field(record.context, copy_node::elements), copy_node::field(untyped, 4), 4}, 1);
+    graph.add({copy_node::allocation(record.context), copy_node::static_location(0x1000), 8}, 1);
+
+    // Each typed field node once, sorted; not the elements node, not the untyped site's, not allocation nodes.
+    CHECK(typed_field_nodes(graph, report) ==
+          std::vector<std::pair<type_id, std::uint64_t>>{{record.type, 8}, {buffer.type, 16}});
+
+    report_naming naming{[&](std::uint64_t f) { return synthetic_frame_name(f, shapes); },
+                         [&](type_id t) { return t < shapes.size() ? shapes[t].type : std::string("?"); }};
+    std::vector<std::pair<type_id, std::uint64_t>> asked;
+    naming.field = [&](type_id type, std::uint64_t offset) {
+        asked.emplace_back(type, offset);
+        return type == record.type ? std::string("count") : std::string(); // Buffer's field has no name
+    };
+    const copy_profile section =
+        followed_copy_section(graph, copy_code{}, sampled_copy_stats{}, "test", report, s.prof.contexts(), naming);
+    CHECK(asked == typed_field_nodes(graph, report));
+    CHECK(section.field_names == std::vector<copy_field_name>{{"Record", 8, "count"}});
+    REQUIRE(section.field_name("Record", 8) != nullptr);
+    CHECK(*section.field_name("Record", 8) == "count");
+    CHECK(section.field_name("Buffer", 16) == nullptr);
+
+    naming.field = nullptr; // a runtime that names no fields: none asked, none written
+    CHECK(followed_copy_section(graph, copy_code{}, sampled_copy_stats{}, "test", report, s.prof.contexts(), naming)
+              .field_names.empty());
+}

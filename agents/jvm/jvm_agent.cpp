@@ -486,15 +486,9 @@ void agent::create_method_ids_of_loaded_classes() {
 
 std::vector<std::pair<type_id, std::string>> agent::classes_with_field_nodes(const sampled_copy_graph& graph,
                                                                              const replica_report& report) {
-    std::unordered_map<context_id, type_id> type_of;
-    for (const context_report& context : report.contexts) type_of.emplace(context.context, context.type);
     std::vector<type_id> wanted;
-    for (const auto& [edge, volume] : graph.edges())
-        for (const copy_node& node : {edge.from, edge.to})
-            if (node.kind == copy_node_kind::field && node.offset != copy_node::elements)
-                if (const auto type = type_of.find(node.site); type != type_of.end()) wanted.push_back(type->second);
-    std::sort(wanted.begin(), wanted.end());
-    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+    for (const auto& field : typed_field_nodes(graph, report)) wanted.push_back(field.first);
+    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end()); // sorted by type
     std::vector<std::pair<type_id, std::string>> classes;
     const std::lock_guard lock(types_mutex_);
     for (const auto& [signature, type] : type_ids_)

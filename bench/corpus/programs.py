@@ -99,21 +99,21 @@ def jvm_workloads(names, jdk, cache, out):
     """The overhead.Workload of each JVM program named."""
     workloads = {}
     if "derby" in names:
-        jars = [overhead.jar("/usr/share/java/derby.jar", "libderby-java")]
+        jars = [overhead.jar("derby.jar", "libderby-java")]
         workloads["derby"] = overhead.Workload(
             "derby", "libderby-java", f"Derby: {DERBY_ARGS[0]} orders, {DERBY_ARGS[1]} query rounds",
             [overhead.build_driver(jdk, cache, "DerbyWorkload.java", jars)] + jars,
             # Derby's log to stderr, not to derby.log in the working directory
             ["-Dderby.stream.error.field=java.lang.System.err", "DerbyWorkload"] + DERBY_ARGS)
     if "ant" in names:
-        launcher = overhead.jar("/usr/share/ant/lib/ant-launcher.jar", "ant")
+        launcher = overhead.jar("ant-launcher.jar", "ant", ["/usr/share/ant/lib"])
         source = extract_sources(jdk, cache)
         workloads["ant"] = overhead.Workload(
             "ant", "ant, openjdk-17-source", f"Ant: copy, zip, tar.gz and unzip {', '.join(ANT_PACKAGES)}",
             [launcher], ["-Dant.home=/usr/share/ant", "org.apache.tools.ant.launch.Launcher", "-emacs", "-quiet",
                          "-f", str(HERE / "ant-build.xml"), f"-Dsrc={source}", f"-Dout={out / 'ant-out'}"])
     if "saxon" in names:
-        saxon = overhead.jar("/usr/share/java/Saxon-HE.jar", "libsaxonhe-java")
+        saxon = overhead.jar("Saxon-HE.jar", "libsaxonhe-java")
         source = write_if_changed(cache / f"saxon-catalog-{SAXON_ITEMS}.xml", catalog(SAXON_ITEMS))
         output = out / "saxon-out"
         workloads["saxon"] = overhead.Workload(

@@ -98,12 +98,14 @@ def package_versions():
     return dict(line.split(" ", 1) for line in result.stdout.splitlines() if " " in line)
 
 
-def jar(pattern, package):
-    """The newest jar matching pattern (Debian installs versioned names, e.g. lucene-core-8.7.0.jar)."""
-    matches = sorted(glob.glob(pattern))
-    if not matches:
-        raise SetupError(f"{pattern} not found: install Debian package {package} (bench/jvm/install.sh)")
-    return matches[-1]
+def jar(name, package, jars=("/usr/share/java",)):
+    """The newest jar called name (a glob) in the first of the directories jars that has one (Debian installs
+    versioned names, e.g. lucene-core-8.7.0.jar)."""
+    for directory in jars:
+        if matches := sorted(glob.glob(f"{directory}/{name}")):
+            return matches[-1]
+    raise SetupError(f"{name} not found in {', '.join(jars)}: install Debian package {package} "
+                     "(bench/jvm/install.sh)")
 
 
 def require_src_zip(jdk):
@@ -207,13 +209,13 @@ SIZES = {
 }
 
 
-def make_workloads(names, jdk, cache, out, size):
-    h2_jar = [jar("/usr/share/java/h2.jar", "libh2-java")] if "h2" in names else []
-    lucene_jars = [jar(f"/usr/share/java/lucene-{module}-8*.jar", "liblucene8-java")
+def make_workloads(names, jdk, cache, out, size, jars=("/usr/share/java",)):
+    h2_jar = [jar("h2.jar", "libh2-java", jars)] if "h2" in names else []
+    lucene_jars = [jar(f"lucene-{module}-8*.jar", "liblucene8-java", jars)
                    for module in ("core", "analyzers-common", "queryparser", "queries")] if "lucene" in names else []
-    xalan_jars = [jar("/usr/share/java/xalan2.jar", "libxalan2-java"),
-                  jar("/usr/share/java/serializer.jar", "libxalan2-java"),
-                  jar("/usr/share/java/xercesImpl.jar", "libxerces2-java")] if "xalan" in names else []
+    xalan_jars = [jar("xalan2.jar", "libxalan2-java", jars),
+                  jar("serializer.jar", "libxalan2-java", jars),
+                  jar("xercesImpl.jar", "libxerces2-java", jars)] if "xalan" in names else []
     workloads = {}
     work = SIZES[size]
     for name in names:
@@ -503,6 +505,9 @@ def main(argv):
                                       "(default build/bench-jvm/run-<time>)")
     parser.add_argument("--cache", default=str(REPO / "build" / "bench-jvm"),
                         help="where drivers are built and the javac slice extracted (default build/bench-jvm)")
+    parser.add_argument("--jars", action="append", default=[],
+                        help="a directory searched for the packages' jars before /usr/share/java (repeatable): e.g. "
+                             "liblucene8-java unpacked with dpkg-deb -x where it conflicts with liblucene4.10-java")
     parser.add_argument("--java", default="java", help="the java launcher (default: java on PATH)")
     parser.add_argument("--src-zip", help="the JDK sources (default: JAVA_HOME/lib/src.zip)")
     parser.add_argument("--jvm-args", default="", help="extra JVM options for every run, e.g. '-Xmx2g'")
@@ -543,7 +548,8 @@ def main(argv):
         (out / "logs").mkdir(parents=True, exist_ok=True)
         cache.mkdir(parents=True, exist_ok=True)
         jdk = Jdk.find(args.java, args.src_zip)
-        workloads = make_workloads(names, jdk, cache, out, "smoke" if args.smoke else "full")
+        workloads = make_workloads(names, jdk, cache, out, "smoke" if args.smoke else "full",
+                                   [*args.jars, "/usr/share/java"])
     except SetupError as error:
         print(f"overhead.py: {error}", file=sys.stderr)
         return 2

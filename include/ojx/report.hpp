@@ -129,6 +129,25 @@ copy_code_context name_copy_code(const Tree& tree, context_id context, const rep
     return {report_detail::frames(tree, context, naming)};
 }
 
+// The field nodes of a graph's edges (not an array's elements node) as (type, offset), their sites typed as `report`
+// types them: sorted, each once; nodes of sites `report` gives no type are left out. What a runtime is asked to
+// name fields for.
+inline std::vector<std::pair<type_id, std::uint64_t>> typed_field_nodes(const sampled_copy_graph& graph,
+                                                                        const replica_report& report) {
+    std::map<context_id, type_id> types;
+    for (const context_report& context : report.contexts) types.emplace(context.context, context.type);
+    std::vector<std::pair<type_id, std::uint64_t>> fields;
+    for (const auto& [edge, volume] : graph.edges())
+        for (const copy_node& node : {edge.from, edge.to}) {
+            if (node.kind != copy_node_kind::field || node.offset == copy_node::elements) continue;
+            if (const auto type = types.find(node.site); type != types.end() && type->second != no_type)
+                fields.emplace_back(type->second, node.offset);
+        }
+    std::sort(fields.begin(), fields.end());
+    fields.erase(std::unique(fields.begin(), fields.end()), fields.end());
+    return fields;
+}
+
 // The copy section of a graph of followed values (followed_copy_graph.hpp: its graph, code and counters): its sites
 // named as `report` types them, the code that copied as "used at" names it. What an agent writes, and a replay of
 // its trace writes again.
@@ -149,15 +168,10 @@ copy_profile followed_copy_section(const sampled_copy_graph& graph, const copy_c
     if (!naming.field) return section;
     // The fields the nodes lie at, where the runtime names them.
     copy_profile fields;
-    for (const auto& [edge, volume] : graph.edges())
-        for (const copy_node& node : {edge.from, edge.to}) {
-            if (node.kind != copy_node_kind::field || node.offset == copy_node::elements) continue;
-            const type_id type = type_of(node.site);
-            if (type == no_type) continue;
-            if (std::string name = naming.field(type, node.offset); !name.empty())
-                fields.field_names.push_back({report_detail::type_name(type, naming), node.offset, std::move(name)});
-        }
-    section.merge(fields); // sorts them, each (type, offset) once
+    for (const auto& [type, offset] : typed_field_nodes(graph, report))
+        if (std::string name = naming.field(type, offset); !name.empty())
+            fields.field_names.push_back({report_detail::type_name(type, naming), offset, std::move(name)});
+    section.merge(fields); // sorts them by type name, each (type, offset) once
     return section;
 }
 
