@@ -256,31 +256,6 @@ TEST_CASE("a collection with known survivors rebuilds the map: objects swap plac
     REQUIRE(f.prof.stats().samples_untracked == 0);
 }
 
-TEST_CASE("a survivor keeps what its entry knew that a relocation record does not carry: weight, typed layout") {
-    fixture f;
-    const address a = *f.heap.allocate(256);
-    const address b = *f.heap.allocate(256);
-    const auto info_a = f.prof.on_allocation(a, 256, f.context, 0,
-                                             allocation_shape{.sampling_interval = 4096, .typed_layout = true});
-    REQUIRE(info_a);
-    REQUIRE(info_a->typed_layout);
-    REQUIRE(info_a->allocation_weight > 1);
-    // As a trace's relocated object record has it: context, type and serial only.
-    const object_info recorded{info_a->allocation_context, info_a->type, info_a->serial};
-    const test_profiler::relocated_object survivors[] = {{a, b, 256, recorded}};
-    f.prof.on_collection(survivors);
-    const resolved_sample moved = f.prof.resolve(access_sample{0x400000, b + 8, 0, 8, access_kind::load, 1, f.use_context});
-    REQUIRE(moved.found());
-    CHECK(moved.object.info == *info_a);
-    // A record whose serial is not the entry's (an object the map did not hold there) is taken as it is.
-    const object_info stranger{info_a->allocation_context, info_a->type, info_a->serial + 100};
-    const test_profiler::relocated_object elsewhere[] = {{b, a, 256, stranger}};
-    f.prof.on_collection(elsewhere);
-    const resolved_sample taken = f.prof.resolve(access_sample{0x400000, a + 8, 0, 8, access_kind::load, 1, f.use_context});
-    REQUIRE(taken.found());
-    CHECK(taken.object.info == stranger);
-}
-
 namespace {
 
 profiler_config companion_config(std::uint64_t seed) {

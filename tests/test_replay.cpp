@@ -288,3 +288,44 @@ TEST_CASE("a run whose sampling interval moved replays to its live profile byte 
         REQUIRE(replay.json == live);
     }
 }
+
+// A JVM agent hands on_collection each survivor as its registry holds it; a trace's survivor records carry context,
+// type and serial only, so the replay must keep the rest from the allocation, also for a survivor whose old place
+// an allocation after the collection overlapped before the relocation record (which evicted it from the map).
+TEST_CASE("a survivor overlapped at its old place before its relocation keeps its weight and typed layout", "[replay]") {
+    for (const bool overlapped : {false, true}) {
+        in_memory_trace trace;
+        auto& writer = trace.writer();
+        REQUIRE(writer.append(context_symbol{1, no_context, 7}));
+        const allocation_shape typed{.sampling_interval = 4096, .typed_layout = true};
+        REQUIRE(writer.append(allocation_event{1, 0x10000, 0x100, 1, 0, typed}));
+        REQUIRE(writer.append(gc_start_event{1}));
+        if (overlapped) REQUIRE(writer.append(allocation_event{1, 0x10080, 0x100, 1, 0, {}})); // after the collection
+        REQUIRE(writer.append(relocated_object_event{0x10000, 0x20000, 0x100, {1, 0, 1}}));
+        if (overlapped) REQUIRE(writer.append(relocated_object_event{0x10080, 0x10080, 0x100, {1, 0, 2}}));
+        REQUIRE(writer.append(relocation_event{overlapped ? 2u : 1u}));
+        const auto bytes = trace.finish();
+
+        replay::replay_watchpoints watchpoints(4);
+        replay::replay_memory memory;
+        profiler_config config;
+        config.context_tree_capacity = 64;
+        config.min_object_size = 64;
+        profiler<replay::policies<reservoir_replacement, reservoir_pairing>> prof(config, watchpoints, memory);
+        const auto result = replay::trace_replayer(prof, watchpoints, memory).run(bytes, "overlap.ojxt");
+        REQUIRE(result.error.empty());
+        CHECK(prof.stats().objects_evicted_by_overlap == (overlapped ? 1u : 0u));
+        const auto moved = prof.object_at(0x20000);
+        REQUIRE(moved);
+        CHECK(moved->serial == 1);
+        CHECK(moved->typed_layout);
+        CHECK(moved->allocation_weight > 1);
+        if (overlapped) {
+            const auto later = prof.object_at(0x10080);
+            REQUIRE(later);
+            CHECK(later->serial == 2);
+            CHECK_FALSE(later->typed_layout);
+        }
+        CHECK_FALSE(prof.object_at(0x10008)); // inside no object's start
+    }
+}

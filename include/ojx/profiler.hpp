@@ -289,6 +289,13 @@ public:
         return info;
     }
 
+    // The tracked object that begins at `begin`, if any.
+    std::optional<object_info> object_at(address begin) const noexcept {
+        const auto found = objects_.lookup(begin);
+        if (found.status != lookup_status::found || found.value.begin != begin) return std::nullopt;
+        return found.value.payload;
+    }
+
     void on_free(address begin) {
         const auto found = objects_.lookup(begin);
         if (found.status != lookup_status::found || found.value.begin != begin) return;
@@ -323,30 +330,17 @@ public:
     // complete set of live tracked objects, each with where it was and where it is now. Every other tracked
     // object died. The map is rebuilt in one go, because a survivor may now lie where another one was; the
     // objects keep their serials, so their remembered probes stay theirs. Call on_gc_start before the
-    // collection; no watchpoint survives it. A survivor the map held (same start, same serial) keeps what its
-    // entry knew beyond the survivor's context, type and serial — its weight and whether its layout is typed —
-    // which a trace's relocated object records do not carry.
+    // collection; no watchpoint survives it. Each survivor comes with all it was tracked with (its weight and
+    // typed layout included): its entry may be gone from the map (an allocation after the collection overlapped
+    // its old place before this call).
     using relocated_object = ojx::relocated_object;
     void on_collection(std::span<const relocated_object> survivors) {
         on_gc_start();
         const std::size_t before = objects_.size();
-        std::vector<object_info> infos;
-        infos.reserve(survivors.size());
-        for (const relocated_object& object : survivors) {
-            object_info info = object.info;
-            const auto held = objects_.lookup(object.from);
-            if (held.status == lookup_status::found && held.value.begin == object.from &&
-                held.value.payload.serial == info.serial) {
-                info.allocation_weight = held.value.payload.allocation_weight;
-                info.typed_layout = held.value.payload.typed_layout;
-            }
-            infos.push_back(info);
-        }
         objects_.clear();
-        for (std::size_t i = 0; i < survivors.size(); ++i) {
-            const relocated_object& object = survivors[i];
+        for (const relocated_object& object : survivors) {
             if (object.from != object.to) ++stats_.moves;
-            stats_.objects_evicted_by_overlap += objects_.insert(object.to, object.to + object.size, infos[i]).evicted;
+            stats_.objects_evicted_by_overlap += objects_.insert(object.to, object.to + object.size, object.info).evicted;
         }
         if (before > objects_.size()) stats_.frees += before - objects_.size();
     }

@@ -155,10 +155,14 @@ private:
     void deliver(const context_symbol& node) { contexts_.define(node); }
     void deliver(const allocation_event& a) {
         extents_.allocate(a.where, a.size, a.context);
-        consume([&] { profiler_.on_allocation(a.where, a.size, contexts_.mapped(a.context), a.type, a.shape); });
+        consume([&] {
+            if (const auto info = profiler_.on_allocation(a.where, a.size, contexts_.mapped(a.context), a.type, a.shape))
+                allocated_[info->serial] = *info;
+        });
     }
     void deliver(const free_event& f) {
         extents_.free(f.where);
+        if (const auto freed = profiler_.object_at(f.where)) allocated_.erase(freed->serial);
         consume([&] { profiler_.on_free(f.where); });
     }
     void deliver(const move_event& m) {
@@ -179,13 +183,23 @@ private:
     void deliver(const moved_survivor_event& moved) { refuse_unless_fine(relocating_.add(moved)); }
     // The survivors recorded before it, whatever their count says: had records been lost, the trace says so with
     // an events_lost record, which the replay reports.
+    // Each survivor with what its allocation told the profiler, as the live agent's registry hands it over: the
+    // record carries context, type and serial only, and the replayed map may no longer hold the survivor at its
+    // old place (an allocation after the collection, before this record, overlapped it there).
     void deliver(const relocation_event&) {
         survivors_.clear();
+        std::unordered_map<std::uint64_t, object_info> kept;
         for (const relocated_object_event& o : relocating_.survivors()) {
             object_info info = o.object;
             info.allocation_context = contexts_.mapped(info.allocation_context);
+            if (const auto allocated = allocated_.find(info.serial); allocated != allocated_.end()) {
+                info.allocation_weight = allocated->second.allocation_weight;
+                info.typed_layout = allocated->second.typed_layout;
+            }
+            kept.emplace(info.serial, info);
             survivors_.push_back({o.from, o.to, o.size, info});
         }
+        allocated_ = std::move(kept); // every other tracked object died
         relocating_.finish_relocation();
         extents_.relocate(survivors_);
         consume([&] { profiler_.on_collection(survivors_); });
@@ -253,6 +267,7 @@ private:
     object_extents extents_;
     survivor_decoder relocating_; // the survivors since the last relocation record
     std::vector<typename profiler<Policies>::relocated_object> survivors_; // reused at each relocation record
+    std::unordered_map<std::uint64_t, object_info> allocated_; // by serial: each tracked object the trace holds
     std::string relocation_error_; // the first survivor record that referred past the previous relocation
     std::uint64_t unmatched_digests_ = 0;
     replay_result result_;
