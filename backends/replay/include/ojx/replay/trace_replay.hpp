@@ -182,10 +182,9 @@ private:
     void deliver(const kept_survivors_event& kept) { refuse_unless_fine(relocating_.add(kept)); }
     void deliver(const moved_survivor_event& moved) { refuse_unless_fine(relocating_.add(moved)); }
     // The survivors recorded before it, whatever their count says: had records been lost, the trace says so with
-    // an events_lost record, which the replay reports.
-    // Each survivor with what its allocation told the profiler, as the live agent's registry hands it over: the
-    // record carries context, type and serial only, and the replayed map may no longer hold the survivor at its
-    // old place (an allocation after the collection, before this record, overlapped it there).
+    // an events_lost record, which the replay reports. Each goes with what its allocation told the profiler, as
+    // the live agent's registry hands it over: the record carries context, type and serial only, and the replayed
+    // map may no longer hold the survivor at its old place (an allocation after the collection overlapped it).
     void deliver(const relocation_event&) {
         survivors_.clear();
         std::unordered_map<std::uint64_t, object_info> kept;
