@@ -94,20 +94,31 @@ std::optional<flag_table> find_flag_table() noexcept {
     return std::nullopt;
 }
 
-} // namespace
-
-std::optional<bool> hotspot_bool_flag(std::string_view name) {
+const std::optional<flag_table>& the_flag_table() {
     static const std::optional<flag_table> table = find_flag_table();
+    return table;
+}
+
+// The flag's value, read as a T where the record says it lives.
+template <class T>
+std::optional<T> flag_value(std::string_view name) {
+    const std::optional<flag_table>& table = the_flag_table();
     if (!table) return std::nullopt;
     for (std::uint64_t i = 0; i < table->count; ++i) {
         const char* record = table->records + i * table->record_size;
         if (!named(read_at<const char*>(record, table->name_offset), name)) continue;
-        const auto value = read_at<const bool*>(record, table->value_address_offset);
+        const auto value = read_at<const char*>(record, table->value_address_offset);
         if (value == nullptr) return std::nullopt;
-        return *value;
+        return read_at<T>(value, 0);
     }
     return std::nullopt;
 }
+
+} // namespace
+
+std::optional<bool> hotspot_bool_flag(std::string_view name) { return flag_value<bool>(name); }
+
+std::optional<std::uint64_t> hotspot_size_flag(std::string_view name) { return flag_value<std::uint64_t>(name); }
 
 std::optional<std::string> hotspot_collector() {
     static constexpr std::array<std::pair<std::string_view, std::string_view>, 6> collectors{{

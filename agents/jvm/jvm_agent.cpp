@@ -280,6 +280,7 @@ private:
     sem_t wake_{};
     std::chrono::steady_clock::time_point started_at_{};
     std::string runtime_;
+    std::uint64_t unreferenced_from_ = ~std::uint64_t{0}; // tracked_objects': G1's humongous threshold
 
     std::mutex types_mutex_;
     std::unordered_map<std::string, type_id> type_ids_;
@@ -364,6 +365,15 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
     return std::nullopt;
 }
 
+// The smallest object G1 allocates humongous: half a region (G1HeapRegionSize, set by the JVM when it made the
+// heap); where the flag cannot be read, half the smallest region G1 makes, so that no humongous object gets a
+// reference (tracked_objects.hpp says why none may).
+std::uint64_t g1_humongous_threshold() {
+    constexpr std::uint64_t smallest_region = 1 << 20;
+    const std::uint64_t region = hotspot_size_flag("G1HeapRegionSize").value_or(0);
+    return std::max(region, smallest_region) / 2;
+}
+
 std::string agent::collector(JNIEnv* jni) {
     if (auto from_flags = hotspot_collector()) return *from_flags;
     // Not HotSpot, or its flag table unreadable: the collectors' names, as java.lang.management reports them
@@ -406,7 +416,10 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
     if (auto error = calibrate_heap_layout(jni, layout_)) return "heap layout: " + *error;
     std::optional<tagged_census> census;
     if (settings_.census_every != 0) census.emplace(jvmti_, settings_.census_every);
-    objects_.emplace(session_, layout_.array_length_offset, census);
+    // A collector the flags do not name may be G1.
+    const bool may_be_g1 = gc.empty() || gc.find("G1") != std::string::npos;
+    unreferenced_from_ = may_be_g1 ? g1_humongous_threshold() : ~std::uint64_t{0};
+    objects_.emplace(session_, layout_.array_length_offset, census, unreferenced_from_);
 
     char* vm_name = nullptr;
     char* vm_version = nullptr;
@@ -873,6 +886,9 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
                                  {"whole_object_sweep_us_total", r.sweep_ns_total.load() / 1000},
                                  {"whole_object_sweep_us_max", r.sweep_ns_max.load() / 1000},
                                  {"objects_tracked_now", objects_->size()},
+                                 {"objects_tracked_without_reference", r.unreferenced.load()},
+                                 {"tracked_without_reference_from_bytes",
+                                  unreferenced_from_ == ~std::uint64_t{0} ? 0 : unreferenced_from_},
                                  {"heap_sampling_interval",
                                   sampling_ ? sampling_->interval() : settings_.agent.tracking.interval}});
     if (sampling_) {

@@ -16,8 +16,9 @@ void tracked_objects::on_allocation(JNIEnv* jni, jobject object, jclass klass, s
                                     std::optional<std::uint64_t> array_length,
                                     std::optional<std::uint64_t> sampling_interval) {
     if (size <= data_offset) return;
-    const jweak reference = jni->NewWeakGlobalRef(object);
-    if (reference == nullptr) return;
+    const bool unreferenced = size >= unreferenced_from_;
+    const jweak reference = unreferenced ? nullptr : jni->NewWeakGlobalRef(object);
+    if (reference == nullptr && !unreferenced) return;
     const std::lock_guard lock(mutex_);
     // If a collection moves the object after this read, the pause it starts covers the stale address until
     // relocate() (which waits for this lock) finds the object where it went.
@@ -32,10 +33,12 @@ void tracked_objects::on_allocation(JNIEnv* jni, jobject object, jclass klass, s
     const std::optional<object_info> info = session_.on_allocation(begin, contents, frames, type, shape);
     if (!info) {
         counters_.untracked_full.fetch_add(1, std::memory_order_relaxed);
-        jni->DeleteWeakGlobalRef(reference);
+        if (reference != nullptr) jni->DeleteWeakGlobalRef(reference);
         return;
     }
-    objects_.push_back(entry{reference, begin, contents, data_offset, element_size, *info});
+    if (unreferenced) counters_.unreferenced.fetch_add(1, std::memory_order_relaxed);
+    objects_.push_back(entry{reference, begin, contents, data_offset, element_size,
+                             starts_.load(std::memory_order_acquire), *info});
     // Under the lock: a census (taken with it held) counts exactly the objects the registry holds.
     if (census_) census_->tag(object, klass, info->type, data_offset);
 }
@@ -83,9 +86,18 @@ bool tracked_objects::relocate(JNIEnv* jni) {
         const std::uint64_t generation = session_.pause_generation();
         survivors_.clear();
         std::vector<std::size_t> dead;
-        std::uint64_t check_failures = 0;
+        std::uint64_t check_failures = 0, dropped = 0;
         for (std::size_t i = 0; i < objects_.size(); ++i) {
             const entry& e = objects_[i];
+            if (e.reference == nullptr) {
+                if (e.starts_before < started) { // a collection has started since its allocation
+                    dead.push_back(i);
+                    ++dropped;
+                } else {
+                    survivors_.push_back({e.begin, e.begin, e.size, e.info});
+                }
+                continue;
+            }
             const jobject strong = jni->NewLocalRef(e.reference);
             if (strong == nullptr) {
                 dead.push_back(i);
@@ -104,7 +116,7 @@ bool tracked_objects::relocate(JNIEnv* jni) {
         std::size_t survivor = 0, next_dead = 0, kept = 0;
         for (std::size_t i = 0; i < objects_.size(); ++i) {
             if (next_dead < dead.size() && dead[next_dead] == i) {
-                jni->DeleteWeakGlobalRef(objects_[i].reference);
+                if (objects_[i].reference != nullptr) jni->DeleteWeakGlobalRef(objects_[i].reference);
                 ++next_dead;
                 continue;
             }
@@ -114,7 +126,7 @@ bool tracked_objects::relocate(JNIEnv* jni) {
             objects_[kept++] = objects_[i];
         }
         objects_.resize(kept);
-        counters_.died.fetch_add(dead.size(), std::memory_order_relaxed);
+        counters_.died.fetch_add(dead.size() - dropped, std::memory_order_relaxed);
         counters_.check_failures.fetch_add(check_failures, std::memory_order_relaxed);
         session_.on_collection(survivors_);
         const std::uint64_t relocations = counters_.collections.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -153,7 +165,8 @@ bool tracked_objects::holds_allocated_array(const entry& e, address object) cons
 
 void tracked_objects::clear(JNIEnv* jni) {
     const std::lock_guard lock(mutex_);
-    for (const entry& e : objects_) jni->DeleteWeakGlobalRef(e.reference);
+    for (const entry& e : objects_)
+        if (e.reference != nullptr) jni->DeleteWeakGlobalRef(e.reference);
     objects_.clear();
 }
 

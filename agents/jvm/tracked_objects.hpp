@@ -12,6 +12,18 @@
 // tagged object with every tag asked for (TagObjectCollector::do_entry), quadratic in the objects tracked;
 // a weak reference is one JNI call per object.
 //
+// Objects held without any reference: G1 reclaims a dead humongous object (one of at least half a region) at
+// the next young collection only if nothing refers to it, and its young collections treat every weak root — a
+// JNI weak reference, a JVMTI tag — as keeping a humongous object alive (G1KeepAliveClosure). Such objects then
+// wait for the next concurrent cycle: a program that grows large buffers had 20 collections unprofiled and 166
+// with a weak reference or 176 with a tag on each one (HumongousBuffers, JDK 17), and FreeMarker's peak RSS
+// tripled. So objects of at least `unreferenced_from` bytes (G1's humongous threshold) get no reference: a
+// humongous object never moves, and memory is reclaimed only in a pause whose GarbageCollectionStart comes
+// first, so until the next collection's start it is where it was allocated, whole. That start's sweep digests
+// it (as every object allocated since the last one), and the relocation after it drops it: the profiler takes it
+// as freed by that collection (one allocated after that collection began is kept until the next). What is lost
+// is only whether it survived.
+//
 // Locks: the registry's mutex is held across JNI calls (which may wait for a safepoint). The GC callbacks never
 // take it, and no thread holds the profiler's lock while waiting for the registry's, so neither waits on the
 // other.
@@ -38,6 +50,7 @@ struct relocation_counters {
     std::atomic<std::uint64_t> moved{0};        // objects found elsewhere after a collection
     std::atomic<std::uint64_t> died{0};         // objects a collection freed
     std::atomic<std::uint64_t> untracked_full{0}; // not tracked: the profiler's context table was full
+    std::atomic<std::uint64_t> unreferenced{0};   // tracked without a reference, until the next collection
     // Survivors whose relocated address does not hold an array of the length they were allocated with: a bug
     // in relocation (or a JVM this agent does not understand). Checked for primitive arrays at every collection.
     std::atomic<std::uint64_t> check_failures{0};
@@ -54,9 +67,13 @@ class tracked_objects {
 public:
     // `array_length_offset`: where an array keeps its length (heap_layout), for the relocation check. `census`:
     // tags the tracked objects and counts them after relocations (census=), or nothing.
+    // `unreferenced_from`: objects of at least this many bytes, header included, are tracked without a reference
+    // (above); a census tags every tracked object, so with one there are none.
     tracked_objects(hardware::profiling_session& session, std::uint32_t array_length_offset,
-                    std::optional<tagged_census> census = std::nullopt)
-        : session_(session), length_offset_(array_length_offset), census_(census) {}
+                    std::optional<tagged_census> census = std::nullopt,
+                    std::uint64_t unreferenced_from = ~std::uint64_t{0})
+        : session_(session), length_offset_(array_length_offset), census_(census),
+          unreferenced_from_(census ? ~std::uint64_t{0} : unreferenced_from) {}
     tracked_objects(const tracked_objects&) = delete;
     tracked_objects& operator=(const tracked_objects&) = delete;
 
@@ -100,11 +117,14 @@ public:
 
 private:
     struct entry {
-        jweak reference;
+        jweak reference; // null: held without one, dropped at the next relocation
         address begin; // of the contents, where the object map has it
         std::uint64_t size;
         std::uint32_t data_offset;
         std::uint8_t element_size;
+        // Collections started before its allocation was registered: one held without a reference is dropped by
+        // the relocation of a collection that started after it (it was in the heap when that one began).
+        std::uint64_t starts_before;
         object_info info;
     };
 
@@ -120,6 +140,7 @@ private:
     std::mutex sweep_mutex_; // a sweep, or a collection's start, at a time
     std::vector<entry> objects_;
     std::optional<tagged_census> census_;
+    std::uint64_t unreferenced_from_;
     heap_census_event census_event_; // reused by take_census
     std::vector<hardware::profiling_session::profiler_type::relocated_object> survivors_; // reused by relocate
     std::atomic<std::uint64_t> starts_{0};
