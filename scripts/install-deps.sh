@@ -14,10 +14,11 @@ packages=(cmake ninja-build g++ catch2 libbenchmark-dev python3 libzydis-dev lib
 # With --tests, also what only the tests use: chromium and chromium-driver (the HTML report is opened in a headless
 # browser), golang-go (`go tool pprof` reads the pprof output back as an independent consumer), and clang with
 # libclang-rt-14-dev (libFuzzer, for the trace reader's fuzz test), and the real programs of the stress suite
-# (tests/stress): sqlite3, git, pigz, Lucene 4.10, H2 and Xalan-J, with gdb to show where a hung one was.
+# (tests/stress): sqlite3, git, pigz, Lucene 4.10, H2, Xalan-J and FreeMarker, with gdb to show where a hung one
+# was.
 if [ "${1:-}" = "--tests" ]; then
     packages+=(chromium chromium-driver golang-go clang libclang-rt-14-dev
-        sqlite3 git pigz liblucene4.10-java libh2-java libxalan2-java gdb)
+        sqlite3 git pigz liblucene4.10-java libh2-java libxalan2-java libfreemarker-java gdb)
 fi
 
 missing=()

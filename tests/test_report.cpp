@@ -263,3 +263,34 @@ TEST_CASE("a copy section names the field nodes of typed sites where the runtime
     CHECK(followed_copy_section(graph, copy_code{}, sampled_copy_stats{}, "test", report, s.prof.contexts(), naming)
               .field_names.empty());
 }
+
+TEST_CASE("the text report says how many of the tracked objects were digested whole, and how many budgets left out") {
+    session_config config;
+    config.profiler.context_tree_capacity = 256;
+    config.sampler.period = 1u << 30; // whole objects only
+    session<> s(config);
+    const std::vector<context_shape> shapes{{.name = "com.example.Buffers.make", .type = "byte[]"}};
+    const context_id site = s.prof.contexts().child(context_tree::root, 0x10);
+    std::vector<address> objects;
+    for (int i = 0; i < 64; ++i) objects.push_back(*s.machine.allocate(4096, site, 0));
+    const auto swept = s.prof.digest_tracked_objects(64 << 10); // a quarter of the 256 KiB
+    REQUIRE(swept.skipped > 0);
+    const report_naming naming{[&](std::uint64_t f) { return synthetic_frame_name(f, shapes); },
+                               [&](type_id) { return std::string("byte[]"); }};
+    std::ostringstream text;
+    write_text(text, s.prof.report(), s.prof.contexts(), naming, s.facts());
+    INFO(text.str());
+    const std::string expected = std::to_string(swept.digested) + " objects digested whole (" +
+                                 report_detail::percent(static_cast<double>(swept.digested) / 64) + " of the 64 tracked; " +
+                                 std::to_string(swept.skipped) + " left out by the digest budgets)";
+    CHECK(text.str().find(expected) != std::string::npos);
+
+    // Every tracked object digested: no share to state.
+    session<> all(config);
+    const context_id whole_site = all.prof.contexts().child(context_tree::root, 0x10);
+    for (int i = 0; i < 8; ++i) REQUIRE(all.machine.allocate(4096, whole_site, 0).has_value());
+    all.prof.digest_tracked_objects();
+    std::ostringstream complete;
+    write_text(complete, all.prof.report(), all.prof.contexts(), naming, all.facts());
+    CHECK(complete.str().find("8 objects digested whole;") != std::string::npos);
+}

@@ -51,20 +51,23 @@ inline std::string java_type_name(std::string_view signature) {
     return name;
 }
 
-// "pkg.Cls.method(File.java:42)". `line` < 0: unknown (shown as the file alone); `native_method`: "(Native
-// Method)"; an empty `source_file`: "(Unknown Source)", as the JDK prints them.
+// "pkg.Cls.method(File.java:42)". `line` < 0: unknown; `native_method`: "(Native Method)"; an empty
+// `source_file`: "(Unknown Source)", as the JDK prints them. Where the line is not shown (no line table: a jar
+// compiled without -g:lines, a generated class) the bytecode index `bci` (when ≥ 0) is, "(File.java, bci 17)":
+// two allocations of one method would otherwise read alike, and a report would show one site as two rows of the
+// same name, neither of them the site (javap -c maps the index to the instruction).
 inline std::string java_frame_name(std::string_view class_name, std::string_view method, std::string_view source_file,
-                                   std::int32_t line, bool native_method) {
+                                   std::int32_t line, std::int32_t bci, bool native_method) {
     std::string name;
-    name.reserve(class_name.size() + method.size() + source_file.size() + 16);
+    name.reserve(class_name.size() + method.size() + source_file.size() + 24);
     name.append(class_name).append(".").append(method).append("(");
     if (native_method) {
         name += "Native Method";
-    } else if (source_file.empty()) {
-        name += "Unknown Source";
     } else {
-        name += source_file;
-        if (line >= 0) name.append(":").append(std::to_string(line));
+        const bool line_shown = !source_file.empty() && line >= 0;
+        name += source_file.empty() ? std::string_view("Unknown Source") : source_file;
+        if (line_shown) name.append(":").append(std::to_string(line));
+        if (!line_shown && bci >= 0) name.append(", bci ").append(std::to_string(bci));
     }
     name += ')';
     return name;

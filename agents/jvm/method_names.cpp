@@ -62,7 +62,7 @@ std::string method_names::frame_name(std::uint64_t frame) {
         auto after = std::upper_bound(m.lines.begin(), m.lines.end(), std::pair<jlocation, jint>(f.bci, INT32_MAX));
         if (after != m.lines.begin()) line = std::prev(after)->second;
     }
-    return java_frame_name(m.class_name, m.method_name, m.source_file, line,
+    return java_frame_name(m.class_name, m.method_name, m.source_file, line, f.bci,
                            m.native_method || f.bci == native_method_bci);
 }
 

@@ -45,7 +45,7 @@ void tracked_objects::on_allocation(JNIEnv* jni, jobject object, jclass klass, s
 
 void tracked_objects::on_collection_start(std::uint64_t sweep_budget) noexcept {
     const std::lock_guard sweeping(sweep_mutex_);
-    sweep_locked(sweep_budget);
+    sweep_locked(sweep_budget, true);
     starts_.fetch_add(1, std::memory_order_acq_rel);
     session_.pause();
     session_.on_gc_start();
@@ -53,10 +53,10 @@ void tracked_objects::on_collection_start(std::uint64_t sweep_budget) noexcept {
 
 void tracked_objects::sweep(std::uint64_t byte_budget) noexcept {
     const std::lock_guard sweeping(sweep_mutex_);
-    sweep_locked(byte_budget);
+    sweep_locked(byte_budget, false);
 }
 
-void tracked_objects::sweep_locked(std::uint64_t byte_budget) noexcept {
+void tracked_objects::sweep_locked(std::uint64_t byte_budget, bool collection) noexcept {
     const std::uint64_t finished = finishes_.load(std::memory_order_acquire);
     if (starts_.load(std::memory_order_acquire) != finished || relocated_.load(std::memory_order_acquire) != finished) {
         counters_.sweeps_skipped.fetch_add(1, std::memory_order_relaxed);
@@ -65,9 +65,13 @@ void tracked_objects::sweep_locked(std::uint64_t byte_budget) noexcept {
     timespec start{}, end{};
     ::clock_gettime(CLOCK_MONOTONIC, &start);
     try {
-        session_.digest_tracked_objects(byte_budget);
+        if (collection)
+            session_.hold_collection_digests(byte_budget);
+        else
+            session_.digest_tracked_objects(byte_budget);
     } catch (const std::bad_alloc&) {
-        // A site's first digest allocates its tables; without memory the sweep stops there, unharmed.
+        // The held list grows, and a site's first digest allocates its tables; without memory the sweep stops
+        // there, unharmed.
     }
     ::clock_gettime(CLOCK_MONOTONIC, &end);
     const auto ns = static_cast<std::uint64_t>((end.tv_sec - start.tv_sec) * 1'000'000'000LL + (end.tv_nsec - start.tv_nsec));
@@ -128,6 +132,11 @@ bool tracked_objects::relocate(JNIEnv* jni) {
         objects_.resize(kept);
         counters_.died.fetch_add(dead.size() - dropped, std::memory_order_relaxed);
         counters_.check_failures.fetch_add(check_failures, std::memory_order_relaxed);
+        try {
+            session_.settle_collection_digests(survivors_); // the objects it freed, with their contents at death
+        } catch (const std::bad_alloc&) {
+            // A site's first digest allocates its tables: without memory those digests are lost, nothing else.
+        }
         session_.on_collection(survivors_);
         const std::uint64_t relocations = counters_.collections.fetch_add(1, std::memory_order_relaxed) + 1;
         relocated_.store(finished, std::memory_order_release);

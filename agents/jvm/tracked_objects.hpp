@@ -2,12 +2,15 @@
 //
 // Every young collection of Serial, Parallel and G1 moves objects, so the addresses in the object map and the
 // armed watchpoints are stale from the moment a collection starts. The protocol:
-//   1. GarbageCollectionStart (VM thread, at the safepoint; no JNI or JVMTI allowed): pause the session —
-//      samples and traps are dropped until step 3 — and cancel every watchpoint.
+//   1. GarbageCollectionStart (VM thread, at the safepoint; no JNI or JVMTI allowed): fingerprint the tracked
+//      objects within the budget and hold the fingerprints (their contents now are the last of those the
+//      collection frees), pause the session — samples and traps are dropped until step 3 — and cancel every
+//      watchpoint.
 //   2. GarbageCollectionFinish: note it; the agent's own thread is woken (no JVMTI calls are allowed here).
 //   3. On the agent's thread, a live-phase Java thread that is not the GC: look every tracked object up
-//      through its JNI weak global reference — null if it died, else where it is now — and rebuild the map
-//      in one go (profiler::on_collection). If another collection started meanwhile, look again. Then resume.
+//      through its JNI weak global reference — null if it died, else where it is now —, count the dead ones'
+//      held fingerprints (profiler::settle_collection_digests) and rebuild the map in one go
+//      (profiler::on_collection). If another collection started meanwhile, look again. Then resume.
 // Why weak references and not object tags with GetObjectsWithTags: HotSpot's GetObjectsWithTags compares every
 // tagged object with every tag asked for (TagObjectCollector::do_entry), quadratic in the objects tracked;
 // a weak reference is one JNI call per object.
@@ -87,17 +90,17 @@ public:
                        std::optional<std::uint64_t> array_length, std::optional<std::uint64_t> sampling_interval);
 
     // GarbageCollectionStart / Finish callbacks (VM thread): no JNI, no JVMTI, no lock the agent may hold
-    // while waiting for the VM. A collection's start first digests, within `sweep_budget` bytes, the objects
-    // allocated since the last sweep (sweep), before anything moves.
+    // while waiting for the VM. A collection's start first fingerprints, within `sweep_budget` bytes, the tracked
+    // objects before anything moves (profiler::hold_collection_digests): relocate() counts the ones the collection
+    // freed with those contents, their last, and drops the survivors', which the next start takes again.
     void on_collection_start(std::uint64_t sweep_budget) noexcept;
-    // Whole-object evidence (docs/design.md): digests the tracked objects allocated since the last sweep, within
-    // about `byte_budget` bytes, if the object map is true now (no collection's survivors await relocation;
-    // otherwise they wait for the next sweep). Objects are digested from their data offset: the header is not
-    // contents, and references are compared as the addresses they hold now (object_contents.hpp). At a
-    // collection's start (VM thread) and before the final profile; no JNI. A sweep and a collection's start
-    // exclude each other (sweep_mutex_, held by nothing that waits for the VM): the final sweep, on a thread a
-    // collection does not stop, either ends before a collection's start lets anything move, or finds that
-    // collection started and digests nothing.
+    // Whole-object evidence (docs/design.md) before the final profile: digests the tracked objects alive now,
+    // within about `byte_budget` bytes, if the object map is true now (no collection's survivors await
+    // relocation; otherwise nothing is digested). Objects are digested from their data offset: the header is not
+    // contents, and references are compared as the addresses they hold now (object_contents.hpp). No JNI. A sweep
+    // and a collection's start exclude each other (sweep_mutex_, held by nothing that waits for the VM): the final
+    // sweep, on a thread a collection does not stop, either ends before a collection's start lets anything move,
+    // or finds that collection started and digests nothing.
     void sweep(std::uint64_t byte_budget) noexcept;
     void on_collection_finish() noexcept { finishes_.fetch_add(1, std::memory_order_release); }
     // Whether a finished collection's survivors still have to be relocated.
@@ -129,8 +132,9 @@ private:
     };
 
     bool holds_allocated_array(const entry& e, address object) const noexcept;
-    // sweep, with sweep_mutex_ held.
-    void sweep_locked(std::uint64_t byte_budget) noexcept;
+    // sweep (`collection` false) or a collection's start (true: the fingerprints are held until relocate() knows
+    // which objects died), with sweep_mutex_ held.
+    void sweep_locked(std::uint64_t byte_budget, bool collection) noexcept;
     // With the registry's lock held, right after the relocation of the collections up to `gc_starts`.
     void take_census(std::uint64_t gc_starts);
 

@@ -28,8 +28,8 @@ Programs: the JVM workloads of bench/jvm/overhead.py (javac, h2, lucene, xalan: 
 bench/jvm/README.md; its Lucene 8, liblucene8-java, conflicts with the Lucene 4.10 the stress tests use, so
 installing one removes the other), and two native programs under the LD_PRELOAD agent: python3 (a dict, list and bytes
 workload) and sqlite3 (builds, indexes, updates and vacuums a 60 000-row table) from tests/stress/stress.py; and the
-corpus's own (bench/corpus/programs.py): Derby, Ant and Saxon-HE under the JVM agent, Ghostscript under the native
-one. bench/jvm/install.sh installs every Debian package they need.
+corpus's own (bench/corpus/programs.py): Derby, Ant, Saxon-HE and FreeMarker under the JVM agent, Ghostscript under
+the native one. Each default run's line says how many of the objects it tracked were digested whole. bench/jvm/install.sh installs every Debian package they need.
 
     bench/corpus/corpus.py --jvm-agent build/rel/agents/jvm/libojx.so \
         --native-agent build/rel/agents/native/libojxpreload.so [--programs h2,sqlite3] [--runs 3] [--out DIR]
@@ -192,6 +192,12 @@ def read_truth(path):
             "problems": problems}
 
 
+def tracked_objects(run):
+    """The objects a profile's run tracked: its allocations less those it ignored."""
+    ignored = run.get("allocations_ignored", {})
+    return run.get("allocations", 0) - sum(ignored.values()) if isinstance(ignored, dict) else run.get("allocations", 0)
+
+
 def read_estimates(path):
     profile = json.loads(Path(path).read_text())
     sites = {}
@@ -325,7 +331,7 @@ def main(argv):
                                    args.truth_timeout)
                 estimates, run = read_estimates(path)
                 result = compare(truth, estimates)
-                result.update(wall=wall, objects_digested=run.get("objects_digested", 0))
+                result.update(wall=wall, objects_digested=run.get("objects_digested", 0), tracked=tracked_objects(run))
                 runs.append(result)
         except overhead.RunError as error:
             print(f"corpus: {name}: {error}", file=sys.stderr)
@@ -350,7 +356,8 @@ def main(argv):
                   f"{100 * site['bytes'] / truth['total_bytes']:4.1f} % of bytes: {describe(key, 3)}")
         for seed, result in enumerate(runs, 1):
             slowest = max(slowest, result["wall"])
-            print(f"  default run {seed}: {result['wall']:.1f} s, {result['objects_digested']} digested; "
+            print(f"  default run {seed}: {result['wall']:.1f} s, {result['objects_digested']} of {result['tracked']} "
+                  f"tracked digested ({percent(ratio(result['objects_digested'], result['tracked']))}); "
                   f"found {result['found']}/{result['replicated']}, called {result['called']} "
                   f"({result['called_true']} true at 10 %, {result['called_true_30']} at 30 %; "
                   f"{result['called_unmatched']} not in the truth run), intervals hold "

@@ -6,6 +6,8 @@ JVM programs (each a bench/jvm/overhead.py Workload, so it runs and is checksumm
           openjdk-17-source's src.zip (copy through a token filter, zip, tar.gz, unzip)
   saxon   Saxon-HE 9.9 (libsaxonhe-java), its own command line: bench/jvm/workloads/report.xsl over a generated
           4 000-item catalog, with -repeat:12 (Saxon parses the source and transforms it 12 times)
+  freemarker  FreeMarker 2.3 (libfreemarker-java): three templates over 20 000 generated records, 60 rounds
+          (bench/jvm/workloads/FreeMarkerWorkload.java); its output buffers are humongous under G1
 Native program (under the LD_PRELOAD agent):
   gs      Ghostscript 10 (ghostscript): renders a generated 60-page PostScript document (text and filled arcs)
           to PNG at 100 dpi
@@ -20,12 +22,13 @@ from pathlib import Path
 import overhead
 
 HERE = Path(__file__).resolve().parent
-JVM_PROGRAMS = ("derby", "ant", "saxon")
+JVM_PROGRAMS = ("derby", "ant", "saxon", "freemarker")
 NATIVE_PROGRAMS = ("gs",)
 
 DERBY_ARGS = ["50000", "3"]
 ANT_PACKAGES = ("java/lang/", "java/util/", "java/io/")
 SAXON_ITEMS, SAXON_REPEATS = 4000, 12
+FREEMARKER_ARGS = ["20000", "60"]
 GS_PAGES = 60
 
 WORDS = ("red green blue small large quick slow bright dark heavy light smooth rough old new plain fine "
@@ -122,6 +125,12 @@ def jvm_workloads(names, jdk, cache, out):
             ["net.sf.saxon.Transform", f"-s:{source}", f"-xsl:{overhead.WORKLOAD_SOURCES / 'report.xsl'}",
              f"-o:{output / 'report.html'}", f"-repeat:{SAXON_REPEATS}"],
             checksum_from_output=False, output_dir=output)
+    if "freemarker" in names:
+        jars = [overhead.jar("freemarker.jar", "libfreemarker-java")]
+        workloads["freemarker"] = overhead.Workload(
+            "freemarker", "libfreemarker-java", f"FreeMarker: {FREEMARKER_ARGS[0]} records, {FREEMARKER_ARGS[1]} rounds",
+            [overhead.build_driver(jdk, cache, "FreeMarkerWorkload.java", jars)] + jars,
+            ["FreeMarkerWorkload"] + FREEMARKER_ARGS)
     return workloads
 
 

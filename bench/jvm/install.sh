@@ -14,6 +14,8 @@
 #   libderby-java            Apache Derby (/usr/share/java/derby.jar)
 #   ant                      Apache Ant (/usr/share/ant/lib/ant-launcher.jar and its tasks)
 #   libsaxonhe-java          Saxon-HE XSLT processor (/usr/share/java/Saxon-HE.jar)
+#   libfreemarker-java       FreeMarker template engine (/usr/share/java/freemarker.jar; the heap workloads too)
+#   lua5.4                   Lua 5.4, an allocation-heavy interpreter the native agent profiles
 #   ghostscript              gs, the PostScript interpreter the native agent profiles
 #
 # Note: openjdk-17-source depends on openjdk-17-jdk of the same version, so installing it upgrades an older
@@ -21,7 +23,7 @@
 set -eu
 
 packages="openjdk-17-jdk-headless openjdk-17-source libh2-java liblucene8-java libxalan2-java libxerces2-java
-          libderby-java ant libsaxonhe-java ghostscript"
+          libderby-java ant libsaxonhe-java libfreemarker-java lua5.4 ghostscript"
 
 missing=""
 for package in $packages; do

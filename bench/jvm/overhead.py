@@ -14,6 +14,11 @@ Workloads (bench/jvm/README.md; install their packages with bench/jvm/install.sh
   h2      H2 SQL (libh2-java): in-memory order-entry database, inserts, joins, aggregates, updates
   lucene  Lucene 8 (liblucene8-java): index java.base sources, then a fixed mix of searches
   xalan   Xalan-Java XSLT (libxalan2-java, libxerces2-java): transform a generated catalog repeatedly
+and, named with --workloads only, two whose garbage G1 must reclaim early (humongous text buffers):
+  freemarker  FreeMarker (libfreemarker-java): three templates over 20 000 records, 60 rounds
+  humongous   tests/stress/java/HumongousStress.java: pages of 200 000 rows built in StringBuilders, 100 rounds
+Every run logs its collections (-Xlog:gc): the table gives the median pause count and total pause time of each
+side, so that an agent that keeps garbage alive shows (run with --jvm-args -XX:+UseParallelGC etc. per collector).
 
 Examples:
   bench/jvm/overhead.py --agent build/dev/agents/jvm/libojx.so
@@ -30,6 +35,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -45,6 +51,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 WORKLOAD_SOURCES = HERE / "workloads"
 ALL_WORKLOADS = ("javac", "h2", "lucene", "xalan")
+HEAP_WORKLOADS = ("freemarker", "humongous")
+FREEMARKER_ARGS = ["20000", "60"]
 TARGET_PERCENT = 3.0
 
 
@@ -213,6 +221,7 @@ def make_workloads(names, jdk, cache, out, size, jars=("/usr/share/java",)):
     h2_jar = [jar("h2.jar", "libh2-java", jars)] if "h2" in names else []
     lucene_jars = [jar(f"lucene-{module}-8*.jar", "liblucene8-java", jars)
                    for module in ("core", "analyzers-common", "queryparser", "queries")] if "lucene" in names else []
+    freemarker_jar = [jar("freemarker.jar", "libfreemarker-java", jars)] if "freemarker" in names else []
     xalan_jars = [jar("xalan2.jar", "libxalan2-java", jars),
                   jar("serializer.jar", "libxalan2-java", jars),
                   jar("xercesImpl.jar", "libxerces2-java", jars)] if "xalan" in names else []
@@ -249,6 +258,17 @@ def make_workloads(names, jdk, cache, out, size, jars=("/usr/share/java",)):
                 f"{work['xalan'][1]} transformations",
                 [build_driver(jdk, cache, "XalanWorkload.java", xalan_jars)] + xalan_jars,
                 ["XalanWorkload", str(WORKLOAD_SOURCES / "report.xsl")] + work["xalan"])
+        elif name == "freemarker":
+            workloads[name] = Workload(
+                name, "libfreemarker-java", f"FreeMarker {Path(freemarker_jar[0]).resolve().name}: "
+                f"{FREEMARKER_ARGS[0]} records, {FREEMARKER_ARGS[1]} rounds",
+                [build_driver(jdk, cache, "FreeMarkerWorkload.java", freemarker_jar)] + freemarker_jar,
+                ["FreeMarkerWorkload"] + FREEMARKER_ARGS)
+        elif name == "humongous":
+            workloads[name] = Workload(
+                name, "-", "HumongousStress: 100 pages of 200 000 rows",
+                [build_driver(jdk, cache, REPO / "tests" / "stress" / "java" / "HumongousStress.java", [])],
+                ["HumongousStress", "100"])
     return workloads
 
 
@@ -264,6 +284,21 @@ class Run:
     rss: int           # peak resident set, KiB
     cpu: float         # user + system seconds
     checksum: str
+    pauses: int = 0    # collection pauses (-Xlog:gc)
+    pause_ms: float = 0.0
+
+
+GC_PAUSE = re.compile(r"\bPause\b.* ([0-9.]+)ms$")
+
+
+def gc_pauses(path):
+    """(pauses, their total milliseconds) from a -Xlog:gc log; (0, 0) without one."""
+    try:
+        times = [float(m.group(1)) for m in map(GC_PAUSE.search, Path(path).read_text(errors="replace").splitlines())
+                 if m]
+    except OSError:
+        return 0, 0.0
+    return len(times), sum(times)
 
 
 def tree_checksum(directory):
@@ -289,7 +324,8 @@ def run_once(workload, jdk, jvm_args, agent_arg, logs, label, timeout):
     if workload.output_dir is not None:
         shutil.rmtree(workload.output_dir, ignore_errors=True)
         workload.output_dir.mkdir(parents=True)
-    argv = workload.argv(jdk.java, jvm_args, agent_arg)
+    gc_log = logs / f"{label}.gc.log"
+    argv = workload.argv(jdk.java, [*jvm_args, f"-Xlog:gc:file={gc_log}"], agent_arg)
     stdout_path = logs / f"{label}.out"
     stderr_path = logs / f"{label}.err"
     (logs / f"{label}.cmd").write_text(shlex.join(argv) + "\n")
@@ -325,7 +361,7 @@ def run_once(workload, jdk, jvm_args, agent_arg, logs, label, timeout):
         checksum = lines[-1].split(None, 1)[1].strip()
     else:
         checksum = tree_checksum(workload.output_dir)
-    return wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime, checksum
+    return wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime, checksum, *gc_pauses(gc_log)
 
 
 def measure(workload, jdk, args, out, agent_path):
@@ -334,8 +370,8 @@ def measure(workload, jdk, args, out, agent_path):
     runs = []
     reference = None
     for i in range(1, args.warmup + 1):
-        wall, rss, cpu, checksum = run_once(workload, jdk, args.jvm_args, None, logs, f"{workload.name}-warmup-{i}",
-                                            args.timeout)
+        wall, rss, cpu, checksum, _, _ = run_once(workload, jdk, args.jvm_args, None, logs,
+                                                  f"{workload.name}-warmup-{i}", args.timeout)
         print(f"  warm-up {i}: {wall:6.2f} s  {rss / 1024:7.1f} MiB  checksum {checksum[:16]}", flush=True)
         reference = reference or checksum
         if checksum != reference:
@@ -353,10 +389,11 @@ def measure(workload, jdk, args, out, agent_path):
                 options = f",{args.baseline_options}" if args.baseline_options else ""
                 agent_arg = f"-agentpath:{agent_path}=start,file={profile}{options}"
             label = f"{workload.name}-{'agent' if with_agent else 'plain'}-{i}"
-            wall, rss, cpu, checksum = run_once(workload, jdk, args.jvm_args, agent_arg, logs, label, args.timeout)
-            runs.append(Run(with_agent, i, wall, rss, cpu, checksum))
+            wall, rss, cpu, checksum, pauses, pause_ms = run_once(workload, jdk, args.jvm_args, agent_arg, logs,
+                                                                  label, args.timeout)
+            runs.append(Run(with_agent, i, wall, rss, cpu, checksum, pauses, pause_ms))
             print(f"  {'with agent' if with_agent else 'without   '} {i}: {wall:6.2f} s  {rss / 1024:7.1f} MiB  "
-                  f"cpu {cpu:6.2f} s  checksum {checksum[:16]}", flush=True)
+                  f"cpu {cpu:6.2f} s  {pauses} pauses {pause_ms:.0f} ms  checksum {checksum[:16]}", flush=True)
             if reference is None:
                 reference = checksum
             elif checksum != reference:
@@ -442,8 +479,9 @@ def report(results, agent, smoke=False):
     rows = []
     if agent:
         print("| workload | pairs | wall without | wall with | ratio | peak RSS without | peak RSS with | ratio "
-              "| CPU ratio | wall spread without / with | RSS spread without / with |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+              "| CPU ratio | GC pauses without / with | pause ms without / with | wall spread without / with "
+              "| RSS spread without / with |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     else:
         print("| workload | runs | wall (median) | wall min..max | spread | peak RSS (median) | RSS min..max "
               "| CPU (median) |")
@@ -464,6 +502,9 @@ def report(results, agent, smoke=False):
             print(f"| {name} | {len(profiled)} | {wall:.2f} s | {wall_with:.2f} s | {wall_with / wall:.3f} "
                   f"| {rss / 1024:.0f} MiB | {rss_with / 1024:.0f} MiB | {rss_with / rss:.3f} "
                   f"| {cpu_with / cpu:.3f} "
+                  f"| {statistics.median(r.pauses for r in plain):.0f} / {statistics.median(r.pauses for r in profiled):.0f} "
+                  f"| {statistics.median(r.pause_ms for r in plain):.0f} / "
+                  f"{statistics.median(r.pause_ms for r in profiled):.0f} "
                   f"| {spread([r.wall for r in plain]):.0f} % / {spread([r.wall for r in profiled]):.0f} % "
                   f"| {spread([r.rss for r in plain]):.0f} % / {spread([r.rss for r in profiled]):.0f} % |")
         elif not agent:
@@ -500,7 +541,8 @@ def main(argv):
     parser.add_argument("--runs", type=int, default=5, help="pairs (or plain runs) per workload (default 5)")
     parser.add_argument("--warmup", type=int, default=1, help="unmeasured plain runs first (default 1)")
     parser.add_argument("--workloads", default=",".join(ALL_WORKLOADS),
-                        help=f"comma-separated subset of {','.join(ALL_WORKLOADS)} (default all)")
+                        help=f"comma-separated subset of {','.join(ALL_WORKLOADS + HEAP_WORKLOADS)} (default the "
+                             f"first four)")
     parser.add_argument("--out", help="directory for profiles, logs and results.json "
                                       "(default build/bench-jvm/run-<time>)")
     parser.add_argument("--cache", default=str(REPO / "build" / "bench-jvm"),
@@ -531,9 +573,10 @@ def main(argv):
                   "--no-agent-only)", file=sys.stderr)
             return 2
     names = [name.strip() for name in args.workloads.split(",") if name.strip()]
-    unknown = [name for name in names if name not in ALL_WORKLOADS]
+    unknown = [name for name in names if name not in ALL_WORKLOADS + HEAP_WORKLOADS]
     if unknown or not names:
-        parser.error(f"unknown workload(s) {','.join(unknown)}; choose from {','.join(ALL_WORKLOADS)}")
+        parser.error(f"unknown workload(s) {','.join(unknown)}; choose from "
+                     f"{','.join(ALL_WORKLOADS + HEAP_WORKLOADS)}")
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     args.jvm_args = shlex.split(args.jvm_args)

@@ -23,6 +23,7 @@
 #include "ojx/analysis_sink.hpp"
 #include "ojx/calling_context_tree.hpp"
 #include "ojx/content_digest.hpp"
+#include "ojx/digest_budget.hpp"
 #include "ojx/interval_map.hpp"
 #include "ojx/pairing_policy.hpp"
 #include "ojx/random.hpp"
@@ -466,7 +467,8 @@ public:
     // At an object's death, before on_free: digests the tracked object that starts at `begin`. `now_ns`: a
     // monotonic clock in nanoseconds, for death_digest_bytes_per_second. Each second's objects are drawn with one
     // probability, min(1, budget / bytes offered the second before), and weighted by its inverse, so that the
-    // budget subsamples every site alike; a burst past twice the budget within a second is skipped.
+    // budget subsamples every site alike; past twice the budget within a second the probability falls
+    // (budgeted_inclusion), never to 0, so that a burst is subsampled fairly whatever its order.
     template <class Note = ignore_digest>
     digest_outcome digest_at_death(address begin, std::uint64_t now_ns = 0, Note&& note = Note{}) {
         const auto found = objects_.lookup(begin);
@@ -486,8 +488,9 @@ public:
                 death_window_digested_ = 0;
             }
             death_window_offered_ += size;
-            inclusion = death_inclusion_;
-            if ((inclusion < 1 && !(digest_rng_.unit() < inclusion)) || death_window_digested_ + size > 2 * budget) {
+            inclusion = budgeted_inclusion(death_inclusion_, static_cast<double>(death_window_digested_),
+                                           2 * static_cast<double>(budget));
+            if (inclusion < 1 && !(digest_rng_.unit() < inclusion)) {
                 settle(whole_object_digest{.outcome = whole_object_digest::kind::skipped}, nullptr, note);
                 return digest_outcome::over_budget;
             }
@@ -510,7 +513,8 @@ public:
     // A sweep (exit, a collection's start before anything moves): digests the tracked objects allocated since
     // the previous sweep, reading about `byte_budget` bytes (0: no limit). Where they hold more, each is drawn
     // with the same probability, budget / their bytes, and weighted by its inverse: a fair subsample within every
-    // site, without ordering the objects (no allocation); a draw past twice the budget stops at it.
+    // site, without ordering the objects (no allocation); past twice the budget the probability falls
+    // (budgeted_inclusion), never to 0.
     template <class Note = ignore_digest>
     sweep_result digest_tracked_objects(std::uint64_t byte_budget = 0, Note&& note = Note{}) {
         sweep_result result;
@@ -527,12 +531,13 @@ public:
         objects_.for_each([&](const auto& object) {
             if (object.payload.serial <= since) return;
             const std::uint64_t size = object.end - object.begin;
-            if ((inclusion < 1 && !(digest_rng_.unit() < inclusion)) ||
-                (byte_budget != 0 && result.bytes + size > 2 * byte_budget)) {
+            const double drawn = budgeted_inclusion(inclusion, static_cast<double>(result.bytes),
+                                                    2 * static_cast<double>(byte_budget));
+            if (drawn < 1 && !(digest_rng_.unit() < drawn)) {
                 ++result.skipped;
                 return;
             }
-            switch (digest(object.begin, size, object.payload, 1 / inclusion, note)) {
+            switch (digest(object.begin, size, object.payload, 1 / drawn, note)) {
             case digest_outcome::digested:
                 ++result.digested;
                 result.bytes += size;
@@ -542,12 +547,115 @@ public:
             }
         });
         swept_through_ = next_serial_;
-        if (result.skipped != 0)
-            settle(whole_object_digest{.outcome = whole_object_digest::kind::skipped, .count = result.skipped}, nullptr,
-                   note);
-        if (result.unreadable != 0)
-            settle(whole_object_digest{.outcome = whole_object_digest::kind::unreadable, .count = result.unreadable},
-                   nullptr, note);
+        settle_counts(result, note);
+        return result;
+    }
+
+    // Moving collections (a JVM) tell an object's death only after the collection, when its memory is gone; yet
+    // its contents are final only then (an array still being filled at one collection, kept, and dropped at a
+    // later one was judged half-written when each object was digested once, at the first collection after its
+    // allocation). So at each collection's start, before anything moves, the tracked objects are fingerprinted
+    // and held, not counted (hold_collection_digests); once the runtime says which survived, the ones that did
+    // not are counted with the contents they died with, and the survivors' are dropped, to be taken again at the
+    // next collection's start (settle_collection_digests, before on_collection). Objects alive at exit are
+    // counted by digest_tracked_objects, as ever; a collection's digests never advance what it offers.
+    //
+    // The budget: about `byte_budget` bytes a collection (0: no limit), the objects allocated since the previous
+    // collection first (most die young, and each gets one chance), the survivors with what is left (at least a
+    // quarter); each drawn with its class's probability, falling past twice the budget (budgeted_inclusion), and
+    // weighted by its inverse, so that the objects counted at each death are a fair subsample whatever their
+    // lifetimes. Every tracked object is offered; `offered` counts them, `skipped` those not drawn. A survivor's
+    // held fingerprint is dropped whether or not it was drawn, and what a dead object without one is counted as
+    // (skipped, or unreadable) is decided at settle_collection_digests. No allocation beyond the held list's
+    // growth. Not concurrent with any other event.
+    sweep_result hold_collection_digests(std::uint64_t byte_budget = 0) {
+        sweep_result result;
+        held_digests_.clear();
+        std::uint64_t new_bytes = 0, old_bytes = 0;
+        objects_.for_each([&](const auto& object) {
+            ++result.offered;
+            (object.payload.serial > held_through_ ? new_bytes : old_bytes) += object.end - object.begin;
+        });
+        const auto share = [](double budget, std::uint64_t bytes) {
+            return budget <= 0 || static_cast<double>(bytes) <= budget ? 1.0 : budget / static_cast<double>(bytes);
+        };
+        const double budget = static_cast<double>(byte_budget);
+        const double new_inclusion = byte_budget == 0 ? 1 : share(budget, new_bytes);
+        const double old_inclusion =
+            byte_budget == 0 ? 1
+                             : share(std::max(budget - static_cast<double>(new_bytes), budget / 4), old_bytes);
+        objects_.for_each([&](const auto& object) {
+            const std::uint64_t size = object.end - object.begin;
+            const double base = object.payload.serial > held_through_ ? new_inclusion : old_inclusion;
+            const double drawn = budgeted_inclusion(base, static_cast<double>(result.bytes), 2 * budget);
+            if (drawn < 1 && !(digest_rng_.unit() < drawn)) {
+                ++result.skipped;
+                return;
+            }
+            held_digest held{.serial = object.payload.serial,
+                             .context = object.payload.allocation_context,
+                             .digest = {.outcome = whole_object_digest::kind::digested,
+                                        .where = object.begin,
+                                        .weight = object.payload.allocation_weight / drawn}};
+            if (!fingerprint_object(memory_, object.begin, size, held.digest.fingerprint)) {
+                held.digest = {.outcome = whole_object_digest::kind::unreadable, .where = object.begin};
+                ++result.unreadable;
+            } else {
+                ++result.digested;
+                result.bytes += size;
+            }
+            held_digests_.push_back(held);
+        });
+        held_through_ = next_serial_;
+        return result;
+    }
+
+    // After a collection, before on_collection(survivors): counts every tracked object the collection freed (it
+    // is not among `survivors`) with its held fingerprint, or as skipped or unreadable, and drops the held
+    // fingerprints of the survivors. An object whose entry a later allocation evicted from the map before this
+    // call is counted as skipped: a replay, whose trace records the digest by address, could not find it either.
+    // `note` is handed what is counted (whole_object_digest records), in map order, before anything moves.
+    template <class Note = ignore_digest>
+    sweep_result settle_collection_digests(std::span<const relocated_object> survivors, Note&& note = Note{}) {
+        sweep_result result;
+        std::vector<std::uint64_t> surviving;
+        surviving.reserve(survivors.size());
+        for (const relocated_object& object : survivors) surviving.push_back(object.info.serial);
+        std::sort(surviving.begin(), surviving.end());
+        const auto survived = [&](std::uint64_t serial) {
+            return std::binary_search(surviving.begin(), surviving.end(), serial);
+        };
+        std::sort(held_digests_.begin(), held_digests_.end(),
+                  [](const held_digest& a, const held_digest& b) { return a.serial < b.serial; });
+        objects_.for_each([&](const auto& object) {
+            if (survived(object.payload.serial)) return;
+            ++result.offered;
+            const auto held = std::lower_bound(held_digests_.begin(), held_digests_.end(), object.payload.serial,
+                                               [](const held_digest& h, std::uint64_t serial) { return h.serial < serial; });
+            if (held == held_digests_.end() || held->serial != object.payload.serial || held->digest.where != object.begin) {
+                ++result.skipped;
+                return;
+            }
+            held->counted = true;
+            context_state* state = existing_state(held->context);
+            if (held->digest.outcome == whole_object_digest::kind::unreadable) {
+                ++result.unreadable;
+            } else if (state == nullptr) {
+                ++result.skipped;
+            } else {
+                settle(held->digest, state, note);
+                ++result.digested;
+                result.bytes += held->digest.fingerprint.size;
+            }
+        });
+        // Held, then gone from the map before now (evicted by an allocation over it): lost.
+        for (const held_digest& held : held_digests_) {
+            if (held.counted || survived(held.serial)) continue;
+            ++result.offered;
+            ++result.skipped;
+        }
+        held_digests_.clear();
+        settle_counts(result, note);
         return result;
     }
 
@@ -983,6 +1091,16 @@ private:
 
     // The bookkeeping of one decision, live or replayed: a digested object goes into `state`'s evidence with its
     // weight, the others into the counters; then `note` is told.
+    // A sweep's objects skipped and unreadable, one record each.
+    template <class Note>
+    void settle_counts(const sweep_result& result, Note&& note) {
+        if (result.skipped != 0)
+            settle(whole_object_digest{.outcome = whole_object_digest::kind::skipped, .count = result.skipped}, nullptr,
+                   note);
+        if (result.unreadable != 0)
+            settle(whole_object_digest{.outcome = whole_object_digest::kind::unreadable, .count = result.unreadable},
+                   nullptr, note);
+    }
     template <class Note>
     void settle(const whole_object_digest& decided, context_state* state, Note&& note) {
         switch (decided.outcome) {
@@ -1029,6 +1147,15 @@ private:
     // probability drawn from the window before.
     std::uint64_t swept_through_ = 0;
     std::uint64_t last_death_digest_ = 0;
+    // A collection's held fingerprints (hold_collection_digests), and the serials a collection's start had seen.
+    struct held_digest {
+        std::uint64_t serial = 0;
+        context_id context = no_context;
+        whole_object_digest digest;
+        bool counted = false; // by settle_collection_digests
+    };
+    std::vector<held_digest> held_digests_;
+    std::uint64_t held_through_ = 0;
     std::uint64_t death_window_start_ = 0;
     std::uint64_t death_window_offered_ = 0;
     std::uint64_t death_window_digested_ = 0;

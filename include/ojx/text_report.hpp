@@ -234,8 +234,19 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
                 << " to " << bytes(static_cast<double>(run.sampled_interval_range->second)) << " (0: every one)";
         out << '\n';
     }
-    out << "  " << run.counter("samples") << " samples, " << run.counter("comparisons") << " comparisons, "
-        << run.counter("objects_digested") << " objects digested whole; " << totals.sites << " allocation sites, "
+    const std::uint64_t tracked = run.counter("allocations") - run.counter("allocations_ignored.below_size_threshold") -
+                                  run.counter("allocations_ignored.context_table_full");
+    const std::uint64_t digested = run.counter("objects_digested");
+    out << "  " << run.counter("samples") << " samples, " << run.counter("comparisons") << " comparisons, " << digested
+        << " objects digested whole";
+    // The share of the evidence the digest budgets left out: the intervals rest on the digested ones (weighted, so
+    // the estimates stay unbiased), and are that much wider. Not for runs that digested nothing whole (the
+    // emulation demo, profiles older than whole-object evidence).
+    const std::uint64_t skipped = run.counter("digests_skipped.budget");
+    if (tracked > 0 && digested < tracked && digested + skipped > 0)
+        out << " (" << percent(static_cast<double>(digested) / static_cast<double>(tracked)) << " of the " << tracked
+            << " tracked; " << skipped << " left out by the digest budgets)";
+    out << "; " << totals.sites << " allocation sites, "
         << totals.estimated << " with an estimate (at least " << run.estimator.min_comparisons << " comparisons or "
         << run.estimator.min_digested_objects << " objects digested whole), " << totals.replicated
         << " replicated (largest group >= " << percent(replicated_omega) << ")\n\n";

@@ -57,8 +57,21 @@ TEST_CASE("hidden classes are named without the address they were loaded at, whi
 }
 
 TEST_CASE("frames read as in Throwable.printStackTrace") {
-    CHECK(java_frame_name("pkg.Reader", "read", "Reader.java", 42, false) == "pkg.Reader.read(Reader.java:42)");
-    CHECK(java_frame_name("pkg.Reader", "read", "Reader.java", -1, false) == "pkg.Reader.read(Reader.java)");
-    CHECK(java_frame_name("java.lang.Object", "clone", "Object.java", 7, true) == "java.lang.Object.clone(Native Method)");
-    CHECK(java_frame_name("Gen$$Lambda$1", "run", "", 3, false) == "Gen$$Lambda$1.run(Unknown Source)");
+    CHECK(java_frame_name("pkg.Reader", "read", "Reader.java", 42, 17, false) == "pkg.Reader.read(Reader.java:42)");
+    CHECK(java_frame_name("pkg.Reader", "read", "Reader.java", -1, -1, false) == "pkg.Reader.read(Reader.java)");
+    CHECK(java_frame_name("java.lang.Object", "clone", "Object.java", 7, -3, true) ==
+          "java.lang.Object.clone(Native Method)");
+}
+
+TEST_CASE("frames without a line say their bytecode index, so that two sites of one method read apart") {
+    // A jar compiled without line tables: two allocations of one method.
+    const std::string first = java_frame_name("pkg.Codec", "encode", "Codec.java", -1, 12, false);
+    const std::string second = java_frame_name("pkg.Codec", "encode", "Codec.java", -1, 40, false);
+    CHECK(first == "pkg.Codec.encode(Codec.java, bci 12)");
+    CHECK(first != second);
+    // No source file (a generated class): the JDK's "Unknown Source", and the index, line or not.
+    CHECK(java_frame_name("Gen$$Lambda$1", "run", "", 3, 5, false) == "Gen$$Lambda$1.run(Unknown Source, bci 5)");
+    CHECK(java_frame_name("Gen$$Lambda$1", "run", "", -1, 0, false) == "Gen$$Lambda$1.run(Unknown Source, bci 0)");
+    // A native method has no index to show.
+    CHECK(java_frame_name("pkg.Io", "read0", "Io.java", -1, -3, true) == "pkg.Io.read0(Native Method)");
 }

@@ -33,7 +33,12 @@ Every profiled run must
     "no profile", "not written", "cannot profile", "could not write the profile", "cannot write the profile" or
     "program runs unprofiled" (a thread running unprofiled is not a reason for the process to have none);
   - never contradict itself: a profile the agent says it wrote must exist and be readable, and it must not say
-    both that it could not write a file and that it wrote it.
+    both that it could not write a file and that it wrote it;
+  - at the defaults, not harm the heap: each step's peak RSS at most RSS_RATIO x the unprofiled run's plus
+    RSS_SLACK_MIB (the agent's own memory: about 6 MiB in a JVM), and on the JVM, whose every step logs its
+    collections (-Xlog:gc, in every configuration, the unprofiled one too), at most PAUSE_RATIO x the unprofiled
+    run's collection pauses plus PAUSE_SLACK, and at most PAUSE_TIME_RATIO x their total time plus
+    PAUSE_TIME_SLACK_MS. A tracked object that keeps the collector from reclaiming garbage shows in all three.
 Standard error is not compared: the agents print their summary there. A hung run is reported with its threads'
 states and CPU use and, where gdb is installed, its busiest thread's stack.
 
@@ -76,6 +81,14 @@ REFERENCE_LIMIT = 300.0
 MAX_STRETCH = 4.0
 POLL = 0.5  # seconds between looks at the machine's CPU while a step runs
 
+# The heap at the defaults (judge_heap). Ratios from the issue that found G1's humongous buffers kept alive
+# (FreeMarker: 12 pauses unprofiled, 275 profiled; peak RSS 3x); the slacks absorb a small program's noise (one
+# collection more or less, a few MiB of the JVM's own) and the agent's fixed memory. Collection time is the
+# noisiest, beside other tests on two cores.
+RSS_RATIO, RSS_SLACK_MIB = 1.10, 32
+PAUSE_RATIO, PAUSE_SLACK = 1.20, 3
+PAUSE_TIME_RATIO, PAUSE_TIME_SLACK_MS = 1.50, 200.0
+
 NATIVE_DENSE = "rate=1000,interval=0,copies=64"
 JVM_DENSE = "interval=8k,rate=1000,copies=64"
 
@@ -110,6 +123,9 @@ class Program:
     relative_profile: bool = False
     extra_configs: list = dataclasses.field(default_factory=list)
     min_limit: float = MIN_LIMIT  # seconds a profiled step may take, at least
+    # Only the configurations named here (None: all). The heap families run at the defaults, where the heap is
+    # judged, and the densest settings: the signal-queue configurations are the other families' concern.
+    configs: Optional[List[str]] = None
 
 
 @dataclasses.dataclass
@@ -146,6 +162,28 @@ class StepResult:
     stack: List[str] = dataclasses.field(default_factory=list)  # ... and where the busiest one was (gdb)
     limit: float = 0.0  # its time limit, seconds
     extra: float = 0.0  # seconds added to the limit for the CPU time other processes took while it ran
+    max_rss_kib: int = 0  # the step's process's peak resident memory (wait4)
+    gc: Optional["GcLog"] = None  # a JVM step's collections (-Xlog:gc)
+
+
+@dataclasses.dataclass
+class GcLog:
+    pauses: int
+    pause_ms: float
+
+
+GC_PAUSE = re.compile(r"\bPause\b.* ([0-9.]+)ms$")
+
+
+def read_gc_log(path):
+    """The collection pauses a JVM logged with -Xlog:gc ("GC(3) Pause Young (Normal) (G1 Evacuation Pause)
+    24M->3M(256M) 2.345ms"; G1's concurrent cycle's Remark and Cleanup are pauses too), or None without a log."""
+    try:
+        with open(path, errors="replace") as f:
+            times = [float(m.group(1)) for m in map(GC_PAUSE.search, f) if m]
+    except OSError:
+        return None
+    return GcLog(len(times), sum(times))
 
 
 # ---- Another process of the same user holding queued signals ----
@@ -276,6 +314,8 @@ class Runner:
                     step_env["OJX_OPTIONS"] = options
                 elif options is not None:
                     argv.insert(1, f"-agentpath:{self.jvm_agent}={options}")
+                if program.kind == "jvm":
+                    argv.insert(1, f"-Xlog:gc:file={os.path.join(root, f'step{index}.gc.log')}")
                 results.append(self.run_step(argv, step, step_env, profiles if program.relative_profile else run_dir,
                                              run_dir, root, index, preexec, limits[index]))
                 if results[-1].status is None:
@@ -294,13 +334,12 @@ class Runner:
             machine_before = machine_cpu_seconds()
             process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=out, stderr=err,
                                        start_new_session=True, preexec_fn=preexec)
-            note, stacks, allowed = "", [], limit
+            note, stacks, allowed, max_rss = "", [], limit, 0
             while True:
-                try:
-                    status = process.wait(timeout=max(0.0, min(POLL, started + allowed - time.monotonic())))
+                status = reap(process, max(0.0, min(POLL, started + allowed - time.monotonic())))
+                if status is not None:
+                    status, max_rss = status
                     break
-                except subprocess.TimeoutExpired:
-                    pass
                 # The wall time the step lost to other processes: their CPU time spread over all the CPUs. On a
                 # quiet machine that is next to nothing, and a hung step (spinning or blocked) is killed at its
                 # limit; on a busy one the step is slow, not hung. (The machine's ticks and the group's are counted
@@ -321,11 +360,26 @@ class Runner:
                 pass
             if status is None:
                 process.wait()
+        gc = read_gc_log(os.path.join(root, f"step{index}.gc.log"))
         if step.stdin:
             stdin.close()
         with open(out_path, "rb") as out, open(err_path, "rb") as err:
             return StepResult(argv, process.pid, status, seconds, out.read(), err.read().decode(errors="replace"),
-                              note, stacks, limit, allowed - limit)
+                              note, stacks, limit, allowed - limit, max_rss, gc)
+
+
+def reap(process, timeout):
+    """Waits up to `timeout` seconds for the process to end: (its status as Popen gives it, its peak RSS in KiB),
+    or None while it runs. wait4 is what tells one child's peak; Popen.wait would not."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid == process.pid:
+            process.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+            return process.returncode, usage.ru_maxrss
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
 
 
 def thread_times(group):
@@ -539,6 +593,36 @@ def unwalked_java(profiles):
     return []
 
 
+def judge_heap(results, ref_results):
+    """What the agent did to the heap, step by step, against the unprofiled run (the docstring's tolerances)."""
+    problems = []
+    for index, (got, want) in enumerate(zip(results, ref_results)):
+        if got.status is None:
+            continue
+        prefix = f"step {index + 1}: " if len(results) > 1 else ""
+        allowed_kib = RSS_RATIO * want.max_rss_kib + RSS_SLACK_MIB * 1024
+        if want.max_rss_kib and got.max_rss_kib > allowed_kib:
+            problems.append(f"{prefix}peak RSS {got.max_rss_kib // 1024} MiB, unprofiled {want.max_rss_kib // 1024} "
+                            f"MiB (allowed {allowed_kib / 1024:.0f})")
+        if got.gc and want.gc:
+            if got.gc.pauses > PAUSE_RATIO * want.gc.pauses + PAUSE_SLACK:
+                problems.append(f"{prefix}{got.gc.pauses} collection pauses, unprofiled {want.gc.pauses}")
+            if got.gc.pause_ms > PAUSE_TIME_RATIO * want.gc.pause_ms + PAUSE_TIME_SLACK_MS:
+                problems.append(f"{prefix}collection pauses {got.gc.pause_ms:.0f} ms, unprofiled "
+                                f"{want.gc.pause_ms:.0f} ms")
+    return problems
+
+
+def heap_line(results):
+    """A run's heap figures for its table row: peak RSS, and a JVM's collection pauses."""
+    rss = max((r.max_rss_kib for r in results), default=0) // 1024
+    pauses = [r.gc for r in results if r.gc]
+    text = f"{rss} MiB"
+    if pauses:
+        text += f", {sum(g.pauses for g in pauses)} pauses {sum(g.pause_ms for g in pauses):.0f} ms"
+    return text
+
+
 def judge(program, config, results, run_dir, profiles, reference):
     """The list of problems of a run: empty when it behaved as the unprofiled run."""
     problems = []
@@ -578,6 +662,8 @@ def judge(program, config, results, run_dir, profiles, reference):
                                 "program's directory")
     if not config.profiled:
         return problems
+    if config.name == "defaults":
+        problems += judge_heap(results, ref_results)
     for name in sorted(os.listdir(profiles)):
         if name.endswith(".ojxt"):
             continue  # traces (record=) are read by ojx replay, not json
@@ -652,6 +738,7 @@ def jar(pattern, package):
 
 
 def compile_java(family_dir, source, classpath):
+    """Compiles `source`, a file of tests/stress/java or a path of its own (a benchmark's workload)."""
     home = java_home()
     classes = os.path.join(family_dir, "classes")
     os.makedirs(classes, exist_ok=True)
@@ -864,6 +951,29 @@ def family_javac(family_dir):
     return [Program("javac", "jvm", [Step([java, "-cp", classes, "JavacStress", "{run}/work", "30", "3"])])]
 
 
+# The heap families: programs whose garbage G1 reclaims early only if nothing refers to it, under each collector
+# the JVM agent supports.
+COLLECTORS = ("G1", "Parallel", "Serial")
+HEAP_CONFIGS = ["defaults", "dense"]
+FREEMARKER_WORKLOAD = os.path.join(HERE, "..", "..", "bench", "jvm", "workloads", "FreeMarkerWorkload.java")
+
+
+def family_humongous(family_dir):
+    java, classes = compile_java(family_dir, "HumongousStress.java", None)
+    return [Program(f"humongous-{gc.lower()}", "jvm",
+                    [Step([java, f"-XX:+Use{gc}GC", "-cp", classes, "HumongousStress", "100"])],
+                    configs=HEAP_CONFIGS if gc == "G1" else ["defaults"]) for gc in COLLECTORS]
+
+
+def family_freemarker(family_dir):
+    freemarker = jar("freemarker.jar", "libfreemarker-java")
+    java, classes = compile_java(family_dir, FREEMARKER_WORKLOAD, freemarker)
+    return [Program(f"freemarker-{gc.lower()}", "jvm",
+                    [Step([java, f"-XX:+Use{gc}GC", "-cp", f"{freemarker}:{classes}", "FreeMarkerWorkload", "20000",
+                           "30"])],
+                    configs=HEAP_CONFIGS if gc == "G1" else ["defaults"]) for gc in COLLECTORS]
+
+
 FAMILIES = {
     "native_python3": family_python3,
     "native_sqlite3": family_sqlite3,
@@ -875,6 +985,8 @@ FAMILIES = {
     "jvm_h2": family_h2,
     "jvm_xalan": family_xalan,
     "jvm_javac": family_javac,
+    "jvm_humongous": family_humongous,
+    "jvm_freemarker": family_freemarker,
 }
 
 
@@ -913,6 +1025,7 @@ def main(argv):
             bad += program.check(run_dir, [r.stdout for r in results])
         reference_seconds = sum(r.seconds for r in results)
         rows.append((program.name, "unprofiled", not bad, reference_seconds, bad))
+        print(f"  {program.name} / unprofiled: {reference_seconds:.1f} s, {heap_line(results)}", flush=True)
         if bad:
             # Without a sound reference nothing can be compared: the workload itself is broken here.
             failures += 1
@@ -920,7 +1033,8 @@ def main(argv):
         reference = (results, run_dir)
         limits = [max(program.min_limit, SLOWDOWN_LIMIT * r.seconds) for r in results]
         for config in CONFIGS + program.extra_configs:
-            if args.configs and args.configs not in config.name:
+            if (args.configs and args.configs not in config.name) or (program.configs and
+                                                                      config.name not in program.configs):
                 continue
             try:
                 got, got_dir, profiles = runner.run(program, config, limits)
@@ -931,8 +1045,8 @@ def main(argv):
             rows.append((program.name, config.name, not problems, seconds, problems))
             failures += bool(problems)
             limit = describe_limit(sum(r.limit for r in got), sum(r.extra for r in got))
-            print(f"  {program.name} / {config.name}: {'PASS' if not problems else 'FAIL'} ({seconds:.1f} s, {limit})",
-                  flush=True)
+            print(f"  {program.name} / {config.name}: {'PASS' if not problems else 'FAIL'} ({seconds:.1f} s, {limit}; "
+                  f"{heap_line(got)})", flush=True)
             if problems:
                 # The standard error of the first step that went wrong (the agent's messages are there).
                 ref_results = reference[0]

@@ -4,6 +4,8 @@ as an engineer would use it:
 
   - the page loads from file:// within 10 s, logs no console error and requests nothing but itself (the
     performance log's Network.requestWillBeSent, and performance.getEntriesByType('resource'));
+  - the header says what an estimate needs (objects digested whole or comparisons) and how many of the tracked
+    objects were digested whole, and how many the digest budgets left out;
   - the planted context (a context whose allocation site or type is NAME) has a box in the flame view, wide
     enough to see, and a row in the table;
   - a click on its box shows its numbers in the details panel: θ, its interval and [ω, γ] as in the page's data,
@@ -371,6 +373,30 @@ def check_copies(driver, data, expected, artefacts, steps):
     driver.screenshot(os.path.join(artefacts, "copies.png"))
 
 
+def check_whole_object_facts(driver, data, steps):
+    """The header says how many of the tracked objects were digested whole, as the profile's counters do, and how
+    many the digest budgets left out; and what an estimate needs, in objects digested whole as in comparisons."""
+    counters = dict((path, value) for path, value in data["run"]["counters"])
+    tracked = counters.get("allocations", 0) - counters.get("allocations_ignored.below_size_threshold", 0) - \
+        counters.get("allocations_ignored.context_table_full", 0)
+    facts = driver.text(driver.find_one("#run-facts"))
+    if f"at least {data['run']['min_digested_objects']} objects digested whole" not in facts:
+        raise Failure(f"the header does not say what a whole-object estimate needs: {facts!r}")
+    digested = counters.get("objects_digested", 0)
+    skipped = counters.get("digests_skipped.budget", 0)
+    if tracked <= 0 or digested + skipped == 0:
+        if "Whole objects" in facts:
+            raise Failure(f"the header speaks of whole objects where none were digested: {facts!r}")
+        return
+    expected = f"{digested} digested of {tracked} tracked"
+    plain = re.sub(r"(?<=\d)[,\u202f\u00a0 ](?=\d{3})", "", facts)  # the page's thousands separators
+    if expected not in plain:
+        raise Failure(f"the header does not say {expected!r}: {facts!r}")
+    if digested < tracked and f"{skipped} left out by the digest budgets" not in plain:
+        raise Failure(f"the header does not say that {skipped} objects were left out by the budgets: {facts!r}")
+    steps.append(f"header: {digested} of {tracked} tracked objects digested whole, {skipped} left out by budgets")
+
+
 def run_checks(driver, page, name, copies_expected, artefacts, steps):
     url = pathlib.Path(page).resolve().as_uri()
     started = time.monotonic()
@@ -382,6 +408,7 @@ def run_checks(driver, page, name, copies_expected, artefacts, steps):
                  f"({time.monotonic() - started:.2f} s with WebDriver's round trips)")
 
     data = driver.script("return JSON.parse(document.getElementById('ojx-data').textContent)")
+    check_whole_object_facts(driver, data, steps)
     index, context = planted_context(data, name)
     steps.append(f"planted context: #{context['rank']} (index {index}), θ {context['theta']}, "
                  f"[ω, γ] [{context['omega']}, {context['gamma']}]")

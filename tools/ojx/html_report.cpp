@@ -235,6 +235,7 @@ void append_run(std::string& json, const run_profile& run) {
     }
     json += "\"profiles\":" + std::to_string(run.profiles);
     json += ",\"min_comparisons\":" + std::to_string(run.estimator.min_comparisons);
+    json += ",\"min_digested_objects\":" + std::to_string(run.estimator.min_digested_objects);
     json += ",\"confidence\":" + report_detail::number(run.estimator.confidence) + ",\"counters\":[";
     for (std::size_t i = 0; i < run.counters.size(); ++i) {
         json += i ? ",[" : "[";

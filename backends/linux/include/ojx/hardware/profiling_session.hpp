@@ -182,6 +182,11 @@ public:
     profiler_type::digest_outcome digest_at_death(address begin);
     // The tracked objects allocated since the previous sweep, within about `byte_budget` bytes (0: no limit).
     profiler_type::sweep_result digest_tracked_objects(std::uint64_t byte_budget);
+    // Moving collections (profiler::hold_collection_digests, settle_collection_digests): at a collection's start
+    // the tracked objects are fingerprinted and held; after it, before on_collection, the ones it freed are
+    // counted with the contents they died with.
+    profiler_type::sweep_result hold_collection_digests(std::uint64_t byte_budget);
+    profiler_type::sweep_result settle_collection_digests(std::span<const profiler_type::relocated_object> survivors);
     void on_move(address from, address to);
     void on_gc_start();
     void on_collection(std::span<const profiler_type::relocated_object> survivors);
@@ -684,6 +689,20 @@ auto basic_profiling_session<Sinks...>::digest_tracked_objects(std::uint64_t byt
     -> typename profiler_type::sweep_result {
     const guard locked(*this);
     return digest_whole([&](const auto& note) { return profiler_->digest_tracked_objects(byte_budget, note); });
+}
+
+template <analysis_sink... Sinks>
+auto basic_profiling_session<Sinks...>::hold_collection_digests(std::uint64_t byte_budget)
+    -> typename profiler_type::sweep_result {
+    const guard locked(*this);
+    return digest_whole([&](const auto&) { return profiler_->hold_collection_digests(byte_budget); });
+}
+
+template <analysis_sink... Sinks>
+auto basic_profiling_session<Sinks...>::settle_collection_digests(
+    std::span<const profiler_type::relocated_object> survivors) -> typename profiler_type::sweep_result {
+    const guard locked(*this);
+    return digest_whole([&](const auto& note) { return profiler_->settle_collection_digests(survivors, note); });
 }
 
 template <analysis_sink... Sinks>
