@@ -75,6 +75,10 @@ void tracked_objects::sweep_locked(std::uint64_t byte_budget, bool collection) n
     }
     ::clock_gettime(CLOCK_MONOTONIC, &end);
     const auto ns = static_cast<std::uint64_t>((end.tv_sec - start.tv_sec) * 1'000'000'000LL + (end.tv_nsec - start.tv_nsec));
+    if (!collection) {
+        counters_.exit_sweep_ns.fetch_add(ns, std::memory_order_relaxed);
+        return;
+    }
     counters_.sweeps.fetch_add(1, std::memory_order_relaxed);
     counters_.sweep_ns_total.fetch_add(ns, std::memory_order_relaxed);
     std::uint64_t longest = counters_.sweep_ns_max.load(std::memory_order_relaxed);

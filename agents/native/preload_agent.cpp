@@ -87,7 +87,7 @@ struct agent {
 // the exit budget. Chosen by measurement (README.md, "Costs"): reading runs at several GiB/s, so each budget
 // costs well under a tenth of a core-second where a program frees or keeps that much.
 constexpr std::uint64_t death_digest_bytes_per_second = 64ULL << 20;
-constexpr std::uint64_t exit_digest_bytes = 256ULL << 20;
+constexpr std::uint64_t exit_digest_bytes = 64ULL << 20; // at most about 25 ms at exit (2.7 GB/s)
 
 // Tracked allocations per second above which the exit summary of an interval=0 run points at track_rate=: each
 // costs ≈ 0.3 µs (bench/RESULTS.md), so this many cost ≈ 1.5 % of a core.

@@ -81,13 +81,15 @@ REFERENCE_LIMIT = 300.0
 MAX_STRETCH = 4.0
 POLL = 0.5  # seconds between looks at the machine's CPU while a step runs
 
-# The heap at the defaults (judge_heap). Ratios from the issue that found G1's humongous buffers kept alive
-# (FreeMarker: 12 pauses unprofiled, 275 profiled; peak RSS 3x); the slacks absorb a small program's noise (one
-# collection more or less, a few MiB of the JVM's own) and the agent's fixed memory. Collection time is the
-# noisiest, beside other tests on two cores.
-RSS_RATIO, RSS_SLACK_MIB = 1.10, 32
+# The heap at the defaults (judge_heap). G1 keeping humongous buffers alive showed as 12 pauses against 275 and a
+# peak RSS three times the unprofiled one (FreeMarker), and as 20 pauses against 160 and 222 MiB against 307
+# (HumongousStress). Beside other tests on two cores (ctest -j2, 2026-11-28) ojx's runs stayed within these with
+# room: peak RSS +6 to +36 MiB (javac 246 → 289, Lucene 189 → 225: the JVM sizes its heap a little differently),
+# the same pause count ±1, pause time up to 2.4x on a loaded machine (FreeMarker 110 → 267 ms). The slacks absorb a
+# small program's noise and the agent's fixed memory; collection time is the noisiest.
+RSS_RATIO, RSS_SLACK_MIB = 1.15, 40
 PAUSE_RATIO, PAUSE_SLACK = 1.20, 3
-PAUSE_TIME_RATIO, PAUSE_TIME_SLACK_MS = 1.50, 200.0
+PAUSE_TIME_RATIO, PAUSE_TIME_SLACK_MS = 2.0, 300.0
 
 NATIVE_DENSE = "rate=1000,interval=0,copies=64"
 JVM_DENSE = "interval=8k,rate=1000,copies=64"
