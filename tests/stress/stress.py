@@ -85,9 +85,11 @@ POLL = 0.5  # seconds between looks at the machine's CPU while a step runs
 # peak RSS three times the unprofiled one (FreeMarker), and as 20 pauses against 160 and 222 MiB against 307
 # (HumongousStress). Beside other tests on two cores (ctest -j2, 2026-11-28) ojx's runs stayed within these with
 # room: peak RSS +6 to +36 MiB (javac 246 → 289, Lucene 189 → 225: the JVM sizes its heap a little differently),
-# the same pause count ±1, pause time up to 2.4x on a loaded machine (FreeMarker 110 → 267 ms). The slacks absorb a
-# small program's noise and the agent's fixed memory; collection time is the noisiest.
-RSS_RATIO, RSS_SLACK_MIB = 1.15, 40
+# the same pause count ±2, pause time up to 2.4x on a loaded machine (FreeMarker 110 → 267 ms). G1's peak RSS on
+# FreeMarker spreads by itself: 595–697 MiB over twelve unprofiled runs, 636–745 MiB profiled (a clean-clone run
+# failed at x1.15: 595 → 745 with 8 → 10 pauses), hence x1.30. The slacks absorb a small program's noise and the
+# agent's fixed memory; collection time is the noisiest.
+RSS_RATIO, RSS_SLACK_MIB = 1.30, 40
 PAUSE_RATIO, PAUSE_SLACK = 1.20, 3
 PAUSE_TIME_RATIO, PAUSE_TIME_SLACK_MS = 2.0, 300.0
 
