@@ -283,7 +283,6 @@ private:
     sem_t wake_{};
     std::chrono::steady_clock::time_point started_at_{};
     std::string runtime_;
-    std::uint64_t unreferenced_from_ = ~std::uint64_t{0}; // tracked_objects': G1's humongous threshold
 
     std::mutex types_mutex_;
     std::unordered_map<std::string, type_id> type_ids_;
@@ -421,8 +420,8 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
     if (settings_.census_every != 0) census.emplace(jvmti_, settings_.census_every);
     // A collector the flags do not name may be G1.
     const bool may_be_g1 = gc.empty() || gc.find("G1") != std::string::npos;
-    unreferenced_from_ = may_be_g1 ? g1_humongous_threshold() : ~std::uint64_t{0};
-    objects_.emplace(session_, layout_.array_length_offset, census, unreferenced_from_);
+    objects_.emplace(session_, layout_.array_length_offset, census,
+                     may_be_g1 ? g1_humongous_threshold() : ~std::uint64_t{0});
 
     char* vm_name = nullptr;
     char* vm_version = nullptr;
@@ -892,7 +891,7 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
                                  {"objects_tracked_now", objects_->size()},
                                  {"objects_tracked_without_reference", r.unreferenced.load()},
                                  {"tracked_without_reference_from_bytes",
-                                  unreferenced_from_ == ~std::uint64_t{0} ? 0 : unreferenced_from_},
+                                  objects_->unreferenced_from().value_or(0)},
                                  {"heap_sampling_interval",
                                   sampling_ ? sampling_->interval() : settings_.agent.tracking.interval}});
     if (sampling_) {

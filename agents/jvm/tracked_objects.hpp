@@ -118,6 +118,11 @@ public:
     void clear(JNIEnv* jni);
 
     std::size_t size() const;
+    // The size from which objects are tracked without a reference; none when every object has one (not G1, or a
+    // census).
+    std::optional<std::uint64_t> unreferenced_from() const noexcept {
+        return unreferenced_from_ == ~std::uint64_t{0} ? std::nullopt : std::optional(unreferenced_from_);
+    }
     const relocation_counters& counters() const noexcept { return counters_; }
 
 private:

@@ -510,7 +510,7 @@ public:
         std::uint64_t bytes = 0;    // digested
     };
 
-    // A sweep (exit, a collection's start before anything moves): digests the tracked objects allocated since
+    // A sweep (exit; a collection's start is hold_collection_digests): digests the tracked objects allocated since
     // the previous sweep, reading about `byte_budget` bytes (0: no limit). Where they hold more, each is drawn
     // with the same probability, budget / their bytes, and weighted by its inverse: a fair subsample within every
     // site, without ordering the objects (no allocation); past twice the budget the probability falls
