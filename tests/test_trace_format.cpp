@@ -323,11 +323,17 @@ std::vector<trace_event> random_stream(std::uint64_t seed, std::size_t count) {
                 .width = values.u8()});
             break;
         case 25: {
-            // Digested (blocks drawn from few values, so that some repeat their predecessor), skipped, unreadable.
-            const auto outcome = static_cast<ojx::whole_object_digest::kind>(values.pick(3));
+            // Digested by address or by context (blocks drawn from few values, so that some repeat their
+            // predecessor), skipped, unreadable.
+            using kind = ojx::whole_object_digest::kind;
+            const auto outcome = static_cast<kind>(values.pick(4));
             ojx::whole_object_digest decided{.outcome = outcome, .count = values.u64()};
-            if (outcome == ojx::whole_object_digest::kind::digested) {
-                decided = {.outcome = outcome, .where = values.u64(), .weight = 1 + static_cast<double>(values.u32()) / 7};
+            if (outcome == kind::digested || outcome == kind::digested_gone) {
+                decided = {.outcome = outcome, .weight = 1 + static_cast<double>(values.u32()) / 7};
+                if (outcome == kind::digested)
+                    decided.where = values.u64();
+                else
+                    decided.context = values.u32();
                 decided.fingerprint.digest = values.u64();
                 decided.fingerprint.size = values.u64();
                 decided.fingerprint.all_zero = values.pick(2) == 0;

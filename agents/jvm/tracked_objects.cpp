@@ -58,15 +58,20 @@ void tracked_objects::sweep(std::uint64_t byte_budget) noexcept {
 
 void tracked_objects::sweep_locked(std::uint64_t byte_budget, bool collection) noexcept {
     const std::uint64_t finished = finishes_.load(std::memory_order_acquire);
-    if (starts_.load(std::memory_order_acquire) != finished || relocated_.load(std::memory_order_acquire) != finished) {
+    const bool settled = relocated_.load(std::memory_order_acquire) == finished;
+    // A collection that starts before the previous one's survivors were relocated: the map still holds their old
+    // addresses, so only the objects allocated since that collection's start are read (where they were
+    // allocated); the fingerprints held then stand for the rest. The exit sweep comes after a relocation.
+    if (starts_.load(std::memory_order_acquire) != finished || (!settled && !collection)) {
         counters_.sweeps_skipped.fetch_add(1, std::memory_order_relaxed);
         return;
     }
     timespec start{}, end{};
     ::clock_gettime(CLOCK_MONOTONIC, &start);
     try {
+        using scope = hardware::profiling_session::profiler_type::hold_scope;
         if (collection)
-            session_.hold_collection_digests(byte_budget);
+            session_.hold_collection_digests(byte_budget, settled ? scope::every_object : scope::since_last_hold);
         else
             session_.digest_tracked_objects(byte_budget);
     } catch (const std::bad_alloc&) {
@@ -80,6 +85,7 @@ void tracked_objects::sweep_locked(std::uint64_t byte_budget, bool collection) n
         return;
     }
     counters_.sweeps.fetch_add(1, std::memory_order_relaxed);
+    if (!settled) counters_.sweeps_partial.fetch_add(1, std::memory_order_relaxed);
     counters_.sweep_ns_total.fetch_add(ns, std::memory_order_relaxed);
     std::uint64_t longest = counters_.sweep_ns_max.load(std::memory_order_relaxed);
     while (ns > longest && !counters_.sweep_ns_max.compare_exchange_weak(longest, ns, std::memory_order_relaxed)) {}

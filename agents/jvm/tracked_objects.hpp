@@ -59,9 +59,12 @@ struct relocation_counters {
     std::atomic<std::uint64_t> check_failures{0};
     std::atomic<std::uint64_t> censuses{0};         // census=: heap walks written into the trace
     std::atomic<std::uint64_t> censuses_skipped{0}; // a collection came between the relocation and the walk, or the walk failed
-    // Whole-object sweeps at collections' starts: how many ran, were skipped (survivors awaiting relocation), and
-    // what they cost, each a pause the program waits for; and the final sweep's time, at exit.
+    // Whole-object sweeps at collections' starts: how many ran, how many of them read only the objects allocated
+    // since the previous start (its survivors awaiting relocation), how many were skipped (a collection already
+    // running, or at exit one not yet relocated), and what they cost, each a pause the program waits for; and the
+    // final sweep's time, at exit.
     std::atomic<std::uint64_t> sweeps{0};
+    std::atomic<std::uint64_t> sweeps_partial{0};
     std::atomic<std::uint64_t> sweeps_skipped{0};
     std::atomic<std::uint64_t> sweep_ns_total{0};
     std::atomic<std::uint64_t> sweep_ns_max{0};

@@ -568,11 +568,21 @@ public:
     // held fingerprint is dropped whether or not it was drawn, and what a dead object without one is counted as
     // (skipped, or unreadable) is decided at settle_collection_digests. No allocation beyond the held list's
     // growth. Not concurrent with any other event.
-    sweep_result hold_collection_digests(std::uint64_t byte_budget = 0) {
+    //
+    // `hold_scope::since_last_hold`: a collection that starts before the previous one was settled (its runtime
+    // had not yet said which objects survived, so the map still holds their old addresses): only the objects
+    // allocated since the previous start are read, and the fingerprints held then stand; the settling after
+    // this collection counts the objects both freed.
+    enum class hold_scope : std::uint8_t { every_object, since_last_hold };
+    sweep_result hold_collection_digests(std::uint64_t byte_budget = 0, hold_scope scope = hold_scope::every_object) {
         sweep_result result;
-        held_digests_.clear();
+        if (scope == hold_scope::every_object) held_digests_.clear();
+        const auto offered = [&](const auto& object) {
+            return scope == hold_scope::every_object || object.payload.serial > held_through_;
+        };
         std::uint64_t new_bytes = 0, old_bytes = 0;
         objects_.for_each([&](const auto& object) {
+            if (!offered(object)) return;
             ++result.offered;
             (object.payload.serial > held_through_ ? new_bytes : old_bytes) += object.end - object.begin;
         });
@@ -585,6 +595,7 @@ public:
             byte_budget == 0 ? 1
                              : share(std::max(budget - static_cast<double>(new_bytes), budget / 4), old_bytes);
         objects_.for_each([&](const auto& object) {
+            if (!offered(object)) return;
             const std::uint64_t size = object.end - object.begin;
             const double base = object.payload.serial > held_through_ ? new_inclusion : old_inclusion;
             const double drawn = budgeted_inclusion(base, static_cast<double>(result.bytes), 2 * budget);
@@ -613,8 +624,9 @@ public:
     // After a collection, before on_collection(survivors): counts every tracked object the collection freed (it
     // is not among `survivors`) with its held fingerprint, or as skipped or unreadable, and drops the held
     // fingerprints of the survivors. An object whose entry a later allocation evicted from the map before this
-    // call is counted as skipped: a replay, whose trace records the digest by address, could not find it either.
-    // `note` is handed what is counted (whole_object_digest records), in map order, before anything moves.
+    // call is counted too, by its context (whole_object_digest::kind::digested_gone: a replay could not find it
+    // by address either). `note` is handed what is counted (whole_object_digest records), the objects still in
+    // the map first, in map order, before anything moves.
     template <class Note = ignore_digest>
     sweep_result settle_collection_digests(std::span<const relocated_object> survivors, Note&& note = Note{}) {
         sweep_result result;
@@ -637,22 +649,20 @@ public:
                 return;
             }
             held->counted = true;
-            context_state* state = existing_state(held->context);
-            if (held->digest.outcome == whole_object_digest::kind::unreadable) {
-                ++result.unreadable;
-            } else if (state == nullptr) {
-                ++result.skipped;
-            } else {
-                settle(held->digest, state, note);
-                ++result.digested;
-                result.bytes += held->digest.fingerprint.size;
-            }
+            count_held(held->digest, held->context, result, note);
         });
-        // Held, then gone from the map before now (evicted by an allocation over it): lost.
-        for (const held_digest& held : held_digests_) {
+        // Held, then gone from the map before now: an allocation over its stale address evicted it (the
+        // collection freed it, and the relocation that says so came after that allocation). Counted by its
+        // context, which the record names since a replay cannot find it by address either.
+        for (held_digest& held : held_digests_) {
             if (held.counted || survived(held.serial)) continue;
             ++result.offered;
-            ++result.skipped;
+            if (held.digest.outcome == whole_object_digest::kind::digested)
+                held.digest = {.outcome = whole_object_digest::kind::digested_gone,
+                               .context = held.context,
+                               .weight = held.digest.weight,
+                               .fingerprint = held.digest.fingerprint};
+            count_held(held.digest, held.context, result, note);
         }
         held_digests_.clear();
         settle_counts(result, note);
@@ -663,6 +673,12 @@ public:
     // same bookkeeping, from the recorded fingerprint instead of memory. False when a digested object it names is
     // not tracked here (the trace does not describe this profiler's objects).
     bool apply_recorded_digest(const whole_object_digest& recorded) {
+        if (recorded.outcome == whole_object_digest::kind::digested_gone) {
+            context_state* state = existing_state(recorded.context);
+            if (state == nullptr) return false;
+            settle(recorded, state, ignore_digest{});
+            return true;
+        }
         if (recorded.outcome != whole_object_digest::kind::digested) {
             settle(recorded, nullptr, ignore_digest{});
             return true;
@@ -1101,10 +1117,25 @@ private:
             settle(whole_object_digest{.outcome = whole_object_digest::kind::unreadable, .count = result.unreadable},
                    nullptr, note);
     }
+    // The fingerprint held for an object of `context` that its collection freed, counted.
+    template <class Note>
+    void count_held(const whole_object_digest& held, context_id context, sweep_result& result, Note&& note) {
+        context_state* state = existing_state(context);
+        if (held.outcome == whole_object_digest::kind::unreadable) {
+            ++result.unreadable;
+        } else if (state == nullptr) {
+            ++result.skipped;
+        } else {
+            settle(held, state, note);
+            ++result.digested;
+            result.bytes += held.fingerprint.size;
+        }
+    }
     template <class Note>
     void settle(const whole_object_digest& decided, context_state* state, Note&& note) {
         switch (decided.outcome) {
-        case whole_object_digest::kind::digested: {
+        case whole_object_digest::kind::digested:
+        case whole_object_digest::kind::digested_gone: {
             const std::uint64_t size = decided.fingerprint.size;
             if (!state->whole) state->whole = std::make_unique<whole_object_evidence>(config_.whole_objects);
             state->whole->record(decided.fingerprint, decided.weight);

@@ -578,18 +578,23 @@ private:
     }
 
     std::optional<trace_event> get_whole_object_digest() {
+        using kind = whole_object_digest::kind;
         const std::uint8_t outcome = get_byte();
-        if (outcome > static_cast<std::uint8_t>(whole_object_digest::kind::unreadable)) {
-            if (!record_failed_) fail_record("whole-object digest outcome " + std::to_string(outcome) + " is not 0, 1 or 2");
+        if (outcome > static_cast<std::uint8_t>(kind::digested_gone)) {
+            if (!record_failed_)
+                fail_record("whole-object digest outcome " + std::to_string(outcome) + " is not 0, 1, 2 or 3");
             return std::nullopt;
         }
-        whole_object_digest decided{.outcome = static_cast<whole_object_digest::kind>(outcome)};
-        if (decided.outcome != whole_object_digest::kind::digested) {
+        whole_object_digest decided{.outcome = static_cast<kind>(outcome)};
+        if (decided.outcome == kind::skipped || decided.outcome == kind::unreadable) {
             decided.count = get_varint();
             return decided;
         }
         object_fingerprint& f = decided.fingerprint;
-        decided.where = get_varint();
+        if (decided.outcome == kind::digested)
+            decided.where = get_varint();
+        else
+            decided.context = get_u32("context id");
         decided.weight = std::bit_cast<double>(get_fixed(8));
         // A weight is the inverse of a probability: at least 1 (and never NaN, which no record could equal).
         if (!(decided.weight >= 1 && decided.weight <= std::numeric_limits<double>::max()) && !record_failed_) {

@@ -80,6 +80,9 @@ void for_each_setting(profiler_config& config, Visit&& visit) {
     visit("profiler.seed", config.seed);
     visit("profiler.estimator.min_comparisons", config.estimator.min_comparisons);
     visit("profiler.estimator.confidence", config.estimator.confidence);
+    visit("profiler.estimator.min_digested_objects", config.estimator.min_digested_objects);
+    visit("profiler.whole_objects.content_groups", config.whole_objects.content_groups);
+    visit("profiler.whole_objects.near_families", config.whole_objects.near_families);
 }
 
 inline std::string to_text(bool value) { return value ? "true" : "false"; }

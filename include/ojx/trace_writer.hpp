@@ -310,18 +310,20 @@ public:
         });
     }
 
-    // A digested object: address, weight and digest (both as their 64 bits), size, flags, then the blocks, each
-    // either the same as the block before it (a bit of the mask) or its 32 bits. Objects often repeat a block
-    // (zeros, a fill), and a digest record per object is what a trace pays for whole-object evidence.
+    // A digested object: its address (or, gone from the map, its context), weight and digest (both as their 64
+    // bits), size, flags, then the blocks, each either the same as the block before it (a bit of the mask) or its
+    // 32 bits. Objects often repeat a block (zeros, a fill), and a digest record per object is what a trace pays
+    // for whole-object evidence.
     bool append(const whole_object_digest& decided) noexcept {
         return write_simple(trace_tag::whole_object_digest, [&](trace_byte_writer& out) {
             out.put_byte(static_cast<std::uint8_t>(decided.outcome));
-            if (decided.outcome != whole_object_digest::kind::digested) {
+            using kind = whole_object_digest::kind;
+            if (decided.outcome != kind::digested && decided.outcome != kind::digested_gone) {
                 out.put_varint(decided.count);
                 return;
             }
             const object_fingerprint& f = decided.fingerprint;
-            out.put_varint(decided.where);
+            out.put_varint(decided.outcome == kind::digested ? decided.where : decided.context);
             put_fixed(out, std::bit_cast<std::uint64_t>(decided.weight), 8);
             put_fixed(out, f.digest, 8);
             out.put_varint(f.size);

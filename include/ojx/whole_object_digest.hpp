@@ -16,9 +16,14 @@ struct whole_object_digest {
         digested = 0,   // the tracked object at `where` was digested: `fingerprint`, `weight`
         skipped = 1,    // `count` objects were not drawn by a budget
         unreadable = 2, // `count` objects could not be read
+        // digested, and the object's entry was gone from the map when it was counted (an allocation over its
+        // stale address evicted it between its collection and that collection's relocation): `context` names
+        // its site, `fingerprint`, `weight`
+        digested_gone = 3,
     };
     kind outcome = kind::digested;
     address where = 0;        // digested: the object's first byte
+    context_id context = no_context; // digested_gone: the object's allocation context
     std::uint64_t count = 1;  // skipped, unreadable
     double weight = 1;        // digested: the inverse of the chance it was drawn, times the allocations it stands for
     object_fingerprint fingerprint; // digested

@@ -60,12 +60,16 @@ std::vector<std::byte> make_trace(int variant) {
         .object = {1, 1, 3}});
     writer.append(ojx::relocation_event{.count = 1});
     writer.append(ojx::heap_census_event{.gc = 1, .types = {{1, 1, 1040}, {ojx::no_type, 2, 48}}});
-    // Whole-object digests: one digested object (blocks repeating and not), and counts skipped and unreadable.
+    // Whole-object digests: one digested object (blocks repeating and not), one by its context (gone from the map),
+    // and counts skipped and unreadable.
     ojx::whole_object_digest digested{.where = base + 0x9000, .weight = 1.5 + variant};
     digested.fingerprint.digest = 0x0123456789abcdefull * static_cast<std::uint64_t>(variant + 1);
     digested.fingerprint.size = 1040;
     for (std::size_t b = 0; b < digested.fingerprint.blocks.size(); ++b)
         digested.fingerprint.blocks[b] = b < 20 ? static_cast<std::uint32_t>(b * 0x9e3779b9u) : 7u;
+    writer.append(digested);
+    digested = {.outcome = ojx::whole_object_digest::kind::digested_gone, .context = 1, .weight = 2,
+                .fingerprint = digested.fingerprint};
     writer.append(digested);
     writer.append(ojx::whole_object_digest{.outcome = ojx::whole_object_digest::kind::skipped, .count = 12});
     writer.append(ojx::whole_object_digest{.outcome = ojx::whole_object_digest::kind::unreadable, .count = 1});

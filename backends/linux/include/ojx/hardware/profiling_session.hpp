@@ -185,7 +185,8 @@ public:
     // Moving collections (profiler::hold_collection_digests, settle_collection_digests): at a collection's start
     // the tracked objects are fingerprinted and held; after it, before on_collection, the ones it freed are
     // counted with the contents they died with.
-    profiler_type::sweep_result hold_collection_digests(std::uint64_t byte_budget);
+    profiler_type::sweep_result hold_collection_digests(
+        std::uint64_t byte_budget, typename profiler_type::hold_scope scope = profiler_type::hold_scope::every_object);
     profiler_type::sweep_result settle_collection_digests(std::span<const profiler_type::relocated_object> survivors);
     void on_move(address from, address to);
     void on_gc_start();
@@ -692,10 +693,11 @@ auto basic_profiling_session<Sinks...>::digest_tracked_objects(std::uint64_t byt
 }
 
 template <analysis_sink... Sinks>
-auto basic_profiling_session<Sinks...>::hold_collection_digests(std::uint64_t byte_budget)
+auto basic_profiling_session<Sinks...>::hold_collection_digests(std::uint64_t byte_budget,
+                                                                typename profiler_type::hold_scope scope)
     -> typename profiler_type::sweep_result {
     const guard locked(*this);
-    return digest_whole([&](const auto&) { return profiler_->hold_collection_digests(byte_budget); });
+    return digest_whole([&](const auto&) { return profiler_->hold_collection_digests(byte_budget, scope); });
 }
 
 template <analysis_sink... Sinks>
