@@ -173,13 +173,18 @@ TEST_CASE("an agent's own counters go into run.agent, and the profile stays well
 TEST_CASE("the text report ranks the replicated context first with where it is allocated and used") {
     const auto out = profile_two_contexts();
     INFO(out.text);
-    const auto first = out.text.find("\n  1  100% [");
+    // Its estimate rests on comparisons: no point, their bounds as the interval, and their own numbers below.
+    const auto first = out.text.find("\n  1     - [");
     const auto reader = out.text.find(" byte[] at com.example.Reader.readNext.allocate(Workload.java:41)\n");
     REQUIRE(first != std::string::npos);
     REQUIRE(reader != std::string::npos);
     CHECK(first < reader);
     CHECK(reader < out.text.find("\n  2 "));
     CHECK(out.text.find("        used at com.example.Reader.readNext.use(Workload.java:81)  (") != std::string::npos);
+    const auto detail = out.text.find("        comparisons: ", first);
+    CHECK(detail < reader + 400);
+    CHECK(out.text.find(" equal, alpha ", detail) < out.text.find("(the interval above is their bounds omega..gamma)\n", detail));
+    CHECK(out.text.find(" cmp ", first) < reader);
 }
 
 TEST_CASE("a leaf where objects were used is one line, whatever the frames further out") {

@@ -1,7 +1,8 @@
 // The report for a terminal, the one that `ojx report` prints and the agents print at exit (their top sites):
-// which allocation sites hold replicas, ranked, with the numbers that say how sure ojx is (theta with its
-// interval, the bounds on the largest identical group, the evidence behind them), what a fix would save, and
-// where the replicas are used — what a busy engineer needs to pick the site to fix. Not for signal handlers.
+// which allocation sites hold replicas, ranked, with the numbers that say how sure ojx is (the largest identical
+// group's share with its interval, the evidence behind it; θ, α, ω, γ where accesses were compared), what a fix
+// would save, and where the replicas are used — what a busy engineer needs to pick the site to fix. Not for
+// signal handlers.
 #pragma once
 
 #include "ojx/copy_node_names.hpp"
@@ -83,7 +84,7 @@ std::vector<std::pair<std::string, std::uint64_t>> uses_by_leaf(const Accesses& 
 struct text_options {
     std::size_t frames = 3;   // allocation frames shown per site (the site itself and its callers)
     std::size_t accesses = 3; // access contexts shown per site
-    double min_theta = 0;     // as asked for (shown in the header when > 0)
+    double min_share = 0;     // as asked for: the low end of the largest group's share (said when no site has it)
     // A frame's source line, printed under the line that names it where there is one (ojx report --source).
     std::function<std::optional<std::string>(std::string_view frame)> source_line;
 };
@@ -167,15 +168,13 @@ inline void write_site(std::ostream& out, std::size_t rank, const context_profil
     // Where allocations were sampled, the objects and the saving are of all the allocations, estimated.
     const type_allocations allocated = c.allocated_total();
     const double mean_size = allocated.instances > 0 ? allocated.bytes / allocated.instances : 0;
-    // theta: the identical-pair fraction of whole objects, or the comparisons' θ; largest: the largest group's
-    // share (its interval from whole objects, ω..γ from comparisons); evidence: what they rest on, and how much.
-    const std::string theta = whole ? percent(s.identical_pairs) : percent(e.theta);
-    const interval theta_ci = whole ? s.identical_pairs_ci : e.theta_ci;
+    // The site's one estimate: its largest identical group's share with its interval (comparisons bound it,
+    // ω..γ, with no point between), and what it rests on, and how much.
+    const std::string largest = whole ? percent(s.largest_share) : std::string("-");
     const std::string evidence = whole ? std::to_string(c.identical.objects) + " whole"
                                        : std::to_string(e.comparisons()) + " cmp";
     char row[256];
-    std::snprintf(row, sizeof row, "%3zu %5s [%4s,%5s] %5s..%-5s %12s %8s %10s %11s  ", rank, theta.c_str(),
-                  percent(theta_ci.low).c_str(), percent(theta_ci.high).c_str(),
+    std::snprintf(row, sizeof row, "%3zu %5s [%4s,%5s] %12s %8s %10s %11s  ", rank, largest.c_str(),
                   percent(s.largest_share_ci.low).c_str(), percent(s.largest_share_ci.high).c_str(),
                   evidence.c_str(), amount(allocated.instances, c.allocations_estimated()).c_str(),
                   bytes(mean_size).c_str(), bytes(c.replicated_bytes()).c_str());
@@ -186,6 +185,17 @@ inline void write_site(std::ostream& out, std::size_t rank, const context_profil
     if (c.frames.size() > options.frames && options.frames > 0)
         out << "        (" << c.frames.size() - options.frames << " more frames)\n";
     if (c.allocated) write_allocation_lines(out, *c.allocated);
+    // θ, α, ω and γ are the comparisons' own detail, only where there were comparisons.
+    if (e.comparisons() > 0) {
+        out << "        comparisons: " << e.comparisons() << ", theta " << percent(e.theta) << " ["
+            << percent(e.theta_ci.low) << ", " << percent(e.theta_ci.high) << "] equal, alpha " << percent(e.alpha);
+        if (s.basis == evidence_basis::comparisons)
+            out << " (the interval above is their bounds omega..gamma)";
+        else
+            out << "; omega " << percent(e.omega) << ", gamma " << percent(e.gamma)
+                << (e.reported ? "" : " (too few for an estimate of their own)");
+        out << '\n';
+    }
     if (whole && c.identical.largest_all_zero) out << "        the largest identical group is all zeros\n";
     if (c.near.found)
         out << "        near-replicas (not identical): " << c.near.near << " of " << c.identical.objects
@@ -262,19 +272,20 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
                 << " are needed) and " << totals.most_comparisons_unestimated << " comparisons ("
                 << run.estimator.min_comparisons << " are needed). " << more_evidence << '\n';
         else
-            out << "No site with an estimate has theta >= " << percent(options.min_theta) << ".\n";
+            out << "No site with an estimate has a largest group of at least " << percent(options.min_share)
+                << " (the low end of its interval).\n";
         return;
     }
     char header[128];
     std::snprintf(header, sizeof header,
-                  "  #  theta  [%3s int.]  largest group    evidence  objects   obj size  saves >=    ",
+                  "  # largest [%3s int.]     evidence  objects   obj size    saves >=  ",
                   percent(run.estimator.confidence).c_str());
     out << header << "allocation site\n";
     for (std::size_t i = 0; i < sites.size(); ++i)
         write_site(out, i + 1, sites[i], options, copies, run.estimator.confidence);
-    out << "evidence: what each row rests on: N whole (objects digested whole: theta is the fraction of their pairs\n"
-           "that are identical, largest group the interval of its share) or N cmp (sampled comparisons: theta is how\n"
-           "often two objects compared equal, largest group the bounds omega..gamma). saves >=: bytes that sharing one\n"
+    out << "largest: the share of a site's objects in its largest identical group, with its interval; evidence:\n"
+           "what it rests on, N whole (objects digested whole: the share measured) or N cmp (sampled comparisons:\n"
+           "the interval is their bounds omega..gamma, with no point between). saves >=: bytes that sharing one\n"
            "copy would at least save. Near-replicas differ in a few words: a finding of their own, never counted as\n"
            "identical.\n";
     if (copies)

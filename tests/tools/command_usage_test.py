@@ -86,8 +86,8 @@ def main():
     for args, expected in (
             (["report", "--top", "x", profile], f"option '--top x': {count}"),
             (["report", "--frames=-1", profile], f"option '--frames=-1': {count}"),
-            (["report", "--min-theta", "1.5", profile], f"option '--min-theta 1.5': {fraction}"),
-            (["report", "--min-theta=60", profile], f"option '--min-theta=60': {fraction}"),
+            (["report", "--min-share", "1.5", profile], f"option '--min-share 1.5': {fraction}"),
+            (["report", "--min-share=60", profile], f"option '--min-share=60': {fraction}"),
             (["report", "--value=width", "--collapsed", "-", profile],
              "option '--value=width': expected one of replicated-bytes, comparisons, objects, bytes, "
              "copied-bytes, copying-code"),
@@ -120,7 +120,10 @@ def main():
             continue
         check_error(command, args, f"ojx {args[0]}: {expected} (ojx {args[0]} --help)")
 
-    check_same(command, ["report", "--top", "2", "--min-theta", "0.5", profile],
+    check_same(command, ["report", "--top", "2", "--min-share", "0.5", profile],
+               ["report", profile, "--top=2", "--min-share=50%"])
+    # Its older name, the same filter.
+    check_same(command, ["report", "--top", "2", "--min-share", "0.5", profile],
                ["report", profile, "--top=2", "--min-theta=50%"])
     check_same(command, ["report", "--collapsed", "-", "--value", "objects", profile],
                ["report", "--value=objects", profile, "--collapsed=-"])

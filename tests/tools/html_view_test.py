@@ -8,9 +8,14 @@ as an engineer would use it:
     objects were digested whole, and how many the digest budgets left out;
   - the planted context (a context whose allocation site or type is NAME) has a box in the flame view, wide
     enough to see, and a row in the table;
-  - a click on its box shows its numbers in the details panel: θ, its interval and [ω, γ] as in the page's data,
-    and zooms into it (Reset zoom undoes that); a click on the frame NAME lists it, Back undoes that zoom;
-  - it keeps a box whichever width is chosen (bytes saved, bytes, comparisons);
+  - every context is coloured, ranked and labelled by its estimate (its largest identical group's share, from
+    objects digested whole or from comparisons): its box and its row's swatch take the colour of that share,
+    grey only with no estimate; the ranks follow the low end of the share's interval;
+  - a click on its box shows its numbers in the details panel: the share and its interval as in the page's data,
+    and θ, its interval and [ω, γ] only where the context has comparisons (never a θ of 0 % [0 %, 100 %]
+    standing for none), and zooms into it (Reset zoom undoes that); a click on the frame NAME lists it, Back
+    undoes that zoom;
+  - it keeps a box whichever width is chosen (bytes saved, bytes, evidence);
   - searching for NAME highlights its box and row and reports a matched share;
   - a click on a column header sorts the table by that column (and a second click reverses it);
   - a page whose data has a copy section shows its copies view: a row per edge in the data, the top edge's
@@ -200,6 +205,60 @@ WIDEST_FRAME_BOX = """
         .filter(e => e.textContent === arguments[0])
         .sort((a, b) => b.getBoundingClientRect().width - a.getBoundingClientRect().width);
     return boxes.length ? boxes[0].dataset.nodeId : null;"""
+
+
+def share_of(context):
+    """The number the page colours and sorts a context by: its largest group's share from whole objects, the
+    middle of [omega, gamma] from comparisons, None with no estimate."""
+    if context["evidence"] == "whole_objects":
+        return context["largest_share"]
+    if context["evidence"] == "comparisons":
+        return sum(context["largest_share_ci"]) / 2
+    return None
+
+
+# For each context (arguments[0]: their shares, null for no estimate), the computed background colours of its
+# boxes in the flame view and of its table row's swatch, and the colour the page gives its share (no estimate's
+# grey for null), as the browser resolves them.
+COLOURS = """
+    const probe = document.createElement('div');
+    document.body.append(probe);
+    const result = arguments[0].map((share, index) => {
+        probe.style.background = share === null ? 'hsl(210, 8%, 82%)'
+            : 'hsl(' + Math.round(230 * (1 - share)) + ', 78%, 66%)';
+        const colours = css => [...document.querySelectorAll(css)].map(e => getComputedStyle(e).backgroundColor);
+        return [colours('#flame-nodes .node[data-kind="context"][data-context-index="' + index + '"]'),
+                colours('#contexts tbody tr[data-context-index="' + index + '"] .swatch'),
+                getComputedStyle(probe).backgroundColor];
+    });
+    probe.remove();
+    return result;"""
+
+
+def check_estimates_shown(driver, data, steps):
+    """Every context's box and row swatch in the colour of its share (grey only with no estimate), and the ranks
+    in the order of the estimates: estimated first, then by the low end of the share's interval, then its high
+    end."""
+    shares = [share_of(c) for c in data["contexts"]]
+    coloured = 0
+    for context, share, (boxes, swatches, wanted) in zip(data["contexts"], shares, driver.script(COLOURS, shares)):
+        for what, found in (("box", boxes), ("row swatch", swatches)):
+            if any(colour != wanted for colour in found):
+                raise Failure(f"context #{context['rank']} ({context['evidence']}, share {share}): its {what} is "
+                              f"{found[0]}, its estimate's colour {wanted}")
+        if not swatches:
+            raise Failure(f"context #{context['rank']} has no swatch in its table row")
+        coloured += share is not None
+    ranked = sorted(data["contexts"], key=lambda c: c["rank"])
+    for before, after in zip(ranked, ranked[1:]):
+        key = lambda c: (c["evidence"] != "none", c["largest_share_ci"][0] if c["evidence"] != "none" else 0,
+                         c["largest_share_ci"][1] if c["evidence"] != "none" else 0)
+        if key(after) > key(before):
+            raise Failure(f"context #{after['rank']} ranks below #{before['rank']} with a better estimate: "
+                          f"{key(after)} against {key(before)}")
+    whole = sum(c["evidence"] == "whole_objects" and c["equal"] + c["different"] == 0 for c in data["contexts"])
+    steps.append(f"estimates: {coloured} contexts coloured by their share ({whole} from whole objects alone, no "
+                 f"comparison), the rest grey; ranks follow the estimates")
 
 
 def planted_context(data, name):
@@ -410,8 +469,11 @@ def run_checks(driver, page, name, copies_expected, artefacts, steps):
     data = driver.script("return JSON.parse(document.getElementById('ojx-data').textContent)")
     check_whole_object_facts(driver, data, steps)
     index, context = planted_context(data, name)
-    steps.append(f"planted context: #{context['rank']} (index {index}), θ {context['theta']}, "
-                 f"[ω, γ] [{context['omega']}, {context['gamma']}]")
+    compared = context["equal"] + context["different"] > 0
+    steps.append(f"planted context: #{context['rank']} (index {index}), evidence {context['evidence']}, largest "
+                 f"group {share_of(context)} {context['largest_share_ci']}" +
+                 (f", θ {context['theta']}, [ω, γ] [{context['omega']}, {context['gamma']}]" if compared else ""))
+    check_estimates_shown(driver, data, steps)
 
     # The flame view: the planted context's box, wide enough to see and to click, and a box named NAME.
     box_css = f'#flame-nodes .node[data-kind="context"][data-context-index="{index}"]'
@@ -425,14 +487,17 @@ def run_checks(driver, page, name, copies_expected, artefacts, steps):
         raise Failure(f"no box in the flame view shows {name!r} (found widths {named})")
     steps.append(f"flame view: context box {rect['width']:.0f} px wide; a box named {name!r}")
 
-    # The table: its row, naming its site and θ.
+    # The table: its row, naming its site and its estimate: the share, then its interval.
     row = driver.find_one(f'#contexts tbody tr[data-context-index="{index}"]')
     row_text = driver.text(row)
     site = data["strings"][context["frames"][0]] if context["frames"] else "(no frames)"
     if site not in row_text:
         raise Failure(f"the planted context's table row does not show its site {site!r}: {row_text!r}")
-    expect_close("θ in the table row", percents(row_text)[:1], [context["theta"]])
-    steps.append("table: the planted context's row shows its site and θ")
+    if share_of(context) is None:
+        raise Failure(f"the planted context has no estimate: {context['evidence']}")
+    expect_close("the largest group in the table row", percents(row_text)[:3],
+                 [share_of(context)] + context["largest_share_ci"])
+    steps.append("table: the planted context's row shows its site and its largest group's share and interval")
 
     # Details: select another context first, so that the panel must change to show the planted one.
     other = 1 if index == 0 else 0
@@ -446,13 +511,23 @@ def run_checks(driver, page, name, copies_expected, artefacts, steps):
     if shown != str(index):
         raise Failure(f"a click on the planted context's box shows context {shown} in the details panel")
     field = lambda f: driver.text(driver.find_one(f'#details [data-field="{f}"]'))
-    expect_close("θ in the details", percents(field("theta")), [context["theta"]])
-    expect_close("θ's interval in the details", percents(field("theta-ci")), context["theta_ci"])
-    expect_close("[ω, γ] in the details", percents(field("omega-gamma")), [context["omega"], context["gamma"]])
+    expect_close("the largest group in the details", percents(field("share")), [share_of(context)])
+    expect_close("its interval in the details", percents(field("share-ci")), context["largest_share_ci"])
     if field("site") != site:
         raise Failure(f"the details panel names the site {field('site')!r}, not {site!r}")
-    steps.append(f"details after a click on its box: θ {field('theta')} {field('theta-ci')}, "
-                 f"[ω, γ] {field('omega-gamma')}")
+    theta_fields = driver.script("return document.querySelectorAll('#details [data-field=\"theta\"]').length")
+    if compared:
+        expect_close("θ in the details", percents(field("theta")), [context["theta"]])
+        expect_close("θ's interval in the details", percents(field("theta-ci")), context["theta_ci"])
+        expect_close("[ω, γ] in the details", percents(field("omega-gamma")), [context["omega"], context["gamma"]])
+        steps.append(f"details after a click on its box: largest group {field('share')} {field('share-ci')}; "
+                     f"comparisons: θ {field('theta')} {field('theta-ci')}, [ω, γ] {field('omega-gamma')}")
+    else:
+        panel = driver.text(driver.find_one("#details"))
+        if theta_fields or "θ" in panel or "ω" in panel:
+            raise Failure(f"the details panel of a context with no comparison shows θ or ω: {panel[:400]!r}")
+        steps.append(f"details after a click on its box: largest group {field('share')} {field('share-ci')}, "
+                     f"no θ, ω or γ (no comparison)")
     if context.get("allocated"):  # JP's metrics: the first type's instances (and elements, for arrays)
         first = context["allocated"]["types"][0]
         shown = field("allocated-type")
@@ -489,13 +564,13 @@ def run_checks(driver, page, name, copies_expected, artefacts, steps):
         if driver.script("return document.querySelector('#flame-nodes .node').dataset.kind") != "root":
             raise Failure("Back after one zoom did not bring back the root of the view")
         steps.append("frame: a click lists the planted context below it; its link selects it; Back unzooms")
-    # Every width keeps the planted context on screen (it has comparisons, bytes and savings).
-    for mode in ("comparisons", "bytes", "saved"):
+    # Every width keeps the planted context on screen (it has evidence, bytes and savings).
+    for mode in ("evidence", "bytes", "saved"):
         driver.script("const s = document.getElementById('width-mode'); s.value = arguments[0];"
                       "s.dispatchEvent(new Event('change'))", mode)
         if not driver.find_one(box_css):
             raise Failure(f"with width by {mode} the planted context has no box")
-    steps.append("width by comparisons, bytes and bytes saved: the planted context has a box in each")
+    steps.append("width by evidence, bytes and bytes saved: the planted context has a box in each")
     # What an engineer sees first: the top of the page, the planted context selected.
     driver.script("window.scrollTo(0, 0)")
     driver.screenshot(os.path.join(artefacts, "report.png"))
@@ -519,10 +594,10 @@ def run_checks(driver, page, name, copies_expected, artefacts, steps):
     driver.command("POST", f"/element/{search}/clear", {})
     driver.script("document.getElementById('search').dispatchEvent(new Event('input'))")
 
-    # Sorting: by bytes, then by θ (contexts without an estimate below every estimate).
+    # Sorting: by bytes, then by the largest group's share (contexts without an estimate below every estimate).
     check_sorting(driver, data, "bytes", lambda c: c["bytes"], steps)
-    check_sorting(driver, data, "theta", lambda c: c["theta"] if c["reported"] else -1, steps)
-    driver.click(driver.find_one('#contexts th[data-sort-key="theta"]'))  # most replicated first, for the picture
+    check_sorting(driver, data, "share", lambda c: -1 if share_of(c) is None else share_of(c), steps)
+    driver.click(driver.find_one('#contexts th[data-sort-key="share"]'))  # most replicated first, for the picture
     driver.script("document.querySelector('.table-wrap').scrollLeft = 0;"
                   "document.getElementById('table-section').scrollIntoView()")
     driver.screenshot(os.path.join(artefacts, "table.png"))

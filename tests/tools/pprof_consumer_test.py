@@ -232,6 +232,12 @@ def check_profile(pprof, profile):
               "sample %s does not match context %s" % (sample["values"], context["allocation"]))
         check("type:[%s]" % context["allocation"]["type"] in sample["labels"],
               "sample of %s has labels %s" % (context["allocation"], sample["labels"]))
+        # The site's estimate, whatever it rests on; the comparisons' omega where they are enough for their own.
+        estimate = context.get("estimate")
+        if estimate and estimate["evidence"] != "none":
+            low = "largest_share_low:[%d percent]" % round(100 * estimate["largest_share_ci"][0])
+            check(low in sample["labels"], "sample of %s: no %s in %s" % (context["allocation"], low,
+                                                                         sample["labels"]))
         if context["reported"]:
             omega = "omega:[%d percent]" % round(100 * context["omega"])
             check(omega in sample["labels"], "sample of %s: no %s in %s" % (context["allocation"], omega,

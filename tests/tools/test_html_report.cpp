@@ -184,7 +184,9 @@ TEST_CASE("the HTML report carries every number of every top context, in rank or
         CHECK(c["allocated_objects"].GetDouble() == Approx(expected.allocated_total().instances));
         CHECK(c["objects_estimated"].GetBool() == expected.allocations_estimated());
         CHECK(c["objects_estimated"].GetBool() == (i == 0));
-        CHECK(c["reported"].GetBool() == expected.estimate.reported);
+        CHECK(c["comparisons_reported"].GetBool() == expected.estimate.reported);
+        CHECK(c["evidence"].GetString() == std::string(evidence_basis_name(expected.combined.basis)));
+        CHECK(c["largest_share_ci"][0].GetDouble() == Approx(expected.combined.largest_share_ci.low));
         CHECK(c["equal"].GetUint64() == expected.estimate.equal);
         CHECK(c["different"].GetUint64() == expected.estimate.different);
         CHECK(c["theta"].GetDouble() == Approx(expected.estimate.theta));

@@ -185,7 +185,8 @@ void append_context(std::string& json, const context_profile& c, std::size_t ran
     // were sampled, not the tracked objects alone.
     json += ",\"allocated_objects\":" + number(c.allocated_total().instances);
     json += std::string(",\"objects_estimated\":") + (c.allocations_estimated() ? "true" : "false");
-    json += std::string(",\"reported\":") + (e.reported ? "true" : "false");
+    // The comparisons' own threshold; the site's estimate is `evidence` and what follows it.
+    json += std::string(",\"comparisons_reported\":") + (e.reported ? "true" : "false");
     json += ",\"equal\":" + std::to_string(e.equal) + ",\"different\":" + std::to_string(e.different);
     json += ",\"pairs\":" + std::to_string(e.pairs) + ",\"sources\":" + std::to_string(e.sources);
     json += ",\"effective\":" + number(e.effective_comparisons) + ",\"theta\":" + number(e.theta);

@@ -228,7 +228,16 @@ void pprof_writer::add(const context_profile& context) {
         if (total.elements > 0) add_count_label(builder, sample, "elements", total.elements);
         if (context.allocated->estimated) add_label(builder, sample, "instances_are", "estimated");
     }
-    add_label(builder, sample, "evidence", evidence_basis_name(context.combined.basis));
+    // The site's one estimate, as every report shows it: the largest identical group's share (a point from whole
+    // objects only) and its interval; then the comparisons' own numbers where they are enough for theirs.
+    const site_estimate& site = context.combined;
+    add_label(builder, sample, "evidence", evidence_basis_name(site.basis));
+    if (site.reported()) {
+        if (site.basis == evidence_basis::whole_objects)
+            add_percent_label(builder, sample, "largest_share", site.largest_share);
+        add_percent_label(builder, sample, "largest_share_low", site.largest_share_ci.low);
+        add_percent_label(builder, sample, "largest_share_high", site.largest_share_ci.high);
+    }
     if (context.estimate.reported) {
         add_percent_label(builder, sample, "theta", context.estimate.theta);
         add_percent_label(builder, sample, "omega", context.estimate.omega);

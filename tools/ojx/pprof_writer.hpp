@@ -11,8 +11,10 @@
 //   replicated_bytes/bytes  at least this many bytes would be saved if the replicas shared one copy
 //                           (context_profile::replicated_bytes; the default sample type)
 // Every value sums over samples to the profile's total; replicated bytes are rounded so that their sum is the
-// exact total rounded to a byte. Labels: `type` (the allocated type), `theta`, `omega` and `gamma` in whole
-// percent as the text report shows them (only when the context has an estimate), and one `used_at` per access
+// exact total rounded to a byte. Labels: `type` (the allocated type), `evidence` (what the site's estimate rests
+// on), `largest_share` (from whole objects only), `largest_share_low` and `largest_share_high` in whole percent
+// as the text report shows them (only when the site has an estimate), `theta`, `omega` and `gamma` (only where
+// the comparisons are enough for an estimate of their own), and one `used_at` per access
 // context naming its leaf frame, so that -tagfocus can select sites by where their objects are used.
 //
 // Samples are not split by access context: comparisons and bytes belong to the allocation context, and access

@@ -33,11 +33,6 @@
 namespace ojx::tool {
 namespace {
 
-// The θ that --min-theta compares with: the identical-pair fraction of whole objects where the site's estimate
-// rests on them, the comparisons' θ otherwise.
-double selection_theta(const context_profile& c) {
-    return c.combined.basis == evidence_basis::whole_objects ? c.combined.identical_pairs : c.estimate.theta;
-}
 
 constexpr const char* report_help = R"(usage: ojx report [OPTIONS] PROFILE…
 
@@ -47,8 +42,9 @@ a flame graph tool or a continuous-profiling system.
 
 table:
   --top N            sites to list (10)
-  --min-theta X      only sites with theta >= X (0.6 or 60%): the identical-pair fraction where the site's
-                     estimate rests on whole objects, the comparisons' theta otherwise
+  --min-share X      only sites whose largest identical group is at least X of their objects (0.6 or
+                     60%), by the low end of its interval, which sites are ranked by (--min-theta: its
+                     older name)
   --frames N         allocation frames shown per site, the site included (3)
   --accesses N       access contexts shown per site (3)
   --source DIR       print the source line of each frame found under DIR (its package path, or by file
@@ -58,7 +54,7 @@ files (written whole or not at all):
   --html FILE        one self-contained HTML page: flame view of sites and their access contexts, search,
                      zoom, the numbers and bounds of each site, a sortable table, and the copy section's
                      heaviest edges and hot copy chains where the profile has one; works offline
-  --html-top N       sites in the page (500; --min-theta applies)
+  --html-top N       sites in the page (500; --min-share applies)
   --title TEXT       the page's title
   --collapsed FILE   collapsed stacks (flamegraph.pl, speedscope), every site; FILE '-' is standard output
   --value KIND       width in collapsed stacks: replicated-bytes (default), comparisons, objects, bytes;
@@ -81,7 +77,7 @@ example: ojx report --top 5 --source src/main/java replicas.json
 struct report_request {
     std::vector<std::string> profiles;
     std::size_t top = 10;
-    double min_theta = 0;
+    double min_share = 0;
     text_options text;
     std::vector<std::string> source_directories;
     bool text_wanted = false;
@@ -96,6 +92,7 @@ struct report_request {
 // report_request holds the defaults. --source may be repeated, each adding a directory.
 const option_spec report_options[] = {
     {"top", option_kind::count, "", ""},
+    {"min_share", option_kind::fraction, "", ""},
     {"min_theta", option_kind::fraction, "", ""},
     {"frames", option_kind::count, "", ""},
     {"accesses", option_kind::count, "", ""},
@@ -125,7 +122,7 @@ std::optional<int> parse(arguments args, report_request& r) {
             return exit_ok;
         }
         if (name == "top") r.top = value.number;
-        else if (name == "min_theta") r.min_theta = r.text.min_theta = value.real;
+        else if (name == "min_share" || name == "min_theta") r.min_share = r.text.min_share = value.real;
         else if (name == "frames") r.text.frames = value.number;
         else if (name == "accesses") r.text.accesses = value.number;
         else if (name == "source") r.source_directories.push_back(value.text);
@@ -149,14 +146,14 @@ int report_command(arguments args) {
     report_request r;
     if (const std::optional<int> done = parse(args, r)) return *done;
 
-    // What each output lists: the table, sites with an estimate; the page, every site; both above min-theta.
-    const double min_theta = r.min_theta;
-    site_selection table(r.text_wanted ? r.top : 0, [min_theta](const context_profile& c) {
-        return c.combined.reported() && selection_theta(c) >= min_theta;
-    });
-    site_selection page(r.html.empty() ? 0 : r.html_settings.top, [min_theta](const context_profile& c) {
-        return min_theta == 0 || (c.combined.reported() && selection_theta(c) >= min_theta);
-    });
+    // What each output lists: the table, sites with an estimate; the page, every site; both from min-share.
+    const double min_share = r.min_share;
+    const auto shared = [min_share](const context_profile& c) {
+        return c.combined.reported() && c.combined.largest_share_ci.low >= min_share;
+    };
+    site_selection table(r.text_wanted ? r.top : 0, shared);
+    site_selection page(r.html.empty() ? 0 : r.html_settings.top,
+                        [&](const context_profile& c) { return min_share == 0 || shared(c); });
     const auto failed = [](const std::string& message) {
         std::fprintf(stderr, "ojx report: %s\n", message.c_str());
         return exit_failed;
