@@ -8,6 +8,7 @@
 #include "ojx/copy_node_names.hpp"
 #include "ojx/copy_sources.hpp"
 #include "ojx/profile.hpp"
+#include "ojx/site_pools.hpp"
 #include "ojx/site_selection.hpp"
 
 #include <algorithm>
@@ -160,8 +161,9 @@ inline void write_copy_sources(std::ostream& out, const copied_contents& content
 
 // `copies`: the profile's copy section, if it has one; a site it has copies into says where they came from, with
 // intervals at `level`.
+// `note`: a last line of the site's own, if any.
 inline void write_site(std::ostream& out, std::size_t rank, const context_profile& c, const text_options& options,
-                       const copy_profile* copies, double level) {
+                       const copy_profile* copies, double level, const std::string& note = {}) {
     const replica_estimate& e = c.estimate;
     const site_estimate& s = c.combined;
     const bool whole = s.basis == evidence_basis::whole_objects;
@@ -216,16 +218,35 @@ inline void write_site(std::ostream& out, std::size_t rank, const context_profil
                       percent(sampled ? static_cast<double>(uses[u].second) / static_cast<double>(sampled) : 0).c_str());
         write_frame_line(out, "        used at ", uses[u].first, share, options);
     }
+    if (!note.empty()) out << "        " << note << '\n';
     out << '\n';
+}
+
+// The pooled sites' findings (pooled_findings), each row as the table's, with how many contexts it pools.
+inline void write_pooled_sites(std::ostream& out, const std::vector<pooled_site>& shown, const text_options& options,
+                               double confidence) {
+    if (shown.empty()) return;
+    out << "Allocation sites pooled over their calling contexts: replicated with their contexts' objects pooled\n"
+           "(objects digested whole pool exactly, by their contents' digests), though much of them is in contexts\n"
+           "not replicated alone:\n";
+    text_options site_only = options;
+    site_only.accesses = 0;
+    for (std::size_t i = 0; i < shown.size(); ++i)
+        write_site(out, i + 1, shown[i].site, site_only, nullptr, confidence,
+                   "pooled over " + std::to_string(shown[i].contexts) + " calling contexts, " +
+                       std::to_string(shown[i].replicated_contexts) + " of them replicated on their own");
 }
 
 } // namespace report_detail
 
 // `sources_read` names the profiles read; `sites` are the sites to list, best first; `copies`, the profile's copy
 // section where it has one: each site it has copies into says where its contents were copied from.
+// `pooled`: the profile's sites pooled over their calling contexts (site_pools), listed after the table where
+// pooling finds what the contexts alone do not.
 inline void write_text_report(std::ostream& out, const std::vector<std::string>& sources_read, const run_profile& run,
                        const std::vector<context_profile>& sites, const site_totals& totals,
-                       const text_options& options, const copy_profile* copies = nullptr) {
+                       const text_options& options, const copy_profile* copies = nullptr,
+                       const std::vector<pooled_site>& pooled = {}) {
     using namespace report_detail;
     out << "ojx replica report";
     for (std::size_t i = 0; i < sources_read.size() && i < 3; ++i) out << (i ? ", " : ": ") << sources_read[i];
@@ -283,6 +304,8 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
     out << header << "allocation site\n";
     for (std::size_t i = 0; i < sites.size(); ++i)
         write_site(out, i + 1, sites[i], options, copies, run.estimator.confidence);
+    write_pooled_sites(out, pooled_findings(pooled, std::max<std::size_t>(sites.size(), 1)), options,
+                       run.estimator.confidence);
     out << "largest: the share of a site's objects in its largest identical group, with its interval; evidence:\n"
            "what it rests on, N whole (objects digested whole: the share measured) or N cmp (sampled comparisons:\n"
            "the interval is their bounds omega..gamma, with no point between). saves >=: bytes that sharing one\n"
@@ -300,9 +323,13 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
 inline void write_text_report(std::ostream& out, const std::vector<std::string>& sources_read, const profile& p,
                               std::size_t top, const text_options& options = {}) {
     site_selection table(top, [](const context_profile& c) { return c.combined.reported(); });
-    for (const context_profile& c : p.contexts) table.add(c);
+    site_pools pools;
+    for (const context_profile& c : p.contexts) {
+        table.add(c);
+        pools.add(c);
+    }
     write_text_report(out, sources_read, p.run, table.best(), table.totals(), options,
-                      p.copies ? &*p.copies : nullptr);
+                      p.copies ? &*p.copies : nullptr, pools.finish(p.run.estimator));
 }
 
 } // namespace ojx

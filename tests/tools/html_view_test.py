@@ -15,6 +15,7 @@ as an engineer would use it:
     and θ, its interval and [ω, γ] only where the context has comparisons (never a θ of 0 % [0 %, 100 %]
     standing for none), and zooms into it (Reset zoom undoes that); a click on the frame NAME lists it, Back
     undoes that zoom;
+  - the sites pooled over their calling contexts have a row each, with their share, interval and contexts;
   - it keeps a box whichever width is chosen (bytes saved, bytes, evidence);
   - searching for NAME highlights its box and row and reports a matched share;
   - a click on a column header sorts the table by that column (and a second click reverses it);
@@ -261,6 +262,27 @@ def check_estimates_shown(driver, data, steps):
                  f"comparison), the rest grey; ranks follow the estimates")
 
 
+def check_pooled(driver, data, steps):
+    """The sites pooled over their calling contexts: a row for each in the page's data, with its share, interval
+    and number of contexts; no section at all where the data has none."""
+    pooled = data["pooled"]
+    shown = driver.script("return !document.getElementById('pooled-section').hidden")
+    if shown != bool(pooled):
+        raise Failure(f"the pooled sites' section is {'shown' if shown else 'hidden'} with {len(pooled)} in the data")
+    for index, site in enumerate(pooled):
+        driver.find_one(f'#pooled tr[data-pooled-index="{index}"]')
+        field = lambda f: driver.text(driver.find_one(f'#pooled tr[data-pooled-index="{index}"] [data-field="{f}"]'))
+        expect_close(f"pooled site {index}'s share", percents(field("pooled-share")), [share_of(site)])
+        expect_close(f"pooled site {index}'s interval", percents(field("pooled-share-ci")), site["largest_share_ci"])
+        if field("pooled-contexts") != f"{site['pooled_contexts']:,}":
+            raise Failure(f"pooled site {index} shows {field('pooled-contexts')!r} contexts, the data "
+                          f"{site['pooled_contexts']}")
+        if data["strings"][site["frames"][0]] != field("pooled-site"):
+            raise Failure(f"pooled site {index} is named {field('pooled-site')!r}")
+    steps.append(f"pooled sites: {len(pooled)} row(s), each with its share, interval and contexts" if pooled
+                 else "pooled sites: none in the data, no section")
+
+
 def planted_context(data, name):
     """The first (best ranked) context allocated at NAME, else of type NAME, else with NAME among its frames."""
     strings = data["strings"]
@@ -474,6 +496,7 @@ def run_checks(driver, page, name, copies_expected, artefacts, steps):
                  f"group {share_of(context)} {context['largest_share_ci']}" +
                  (f", θ {context['theta']}, [ω, γ] [{context['omega']}, {context['gamma']}]" if compared else ""))
     check_estimates_shown(driver, data, steps)
+    check_pooled(driver, data, steps)
 
     # The flame view: the planted context's box, wide enough to see and to click, and a box named NAME.
     box_css = f'#flame-nodes .node[data-kind="context"][data-context-index="{index}"]'

@@ -333,9 +333,10 @@ void append_copies(std::string& json, const copy_profile& whole, double level, s
     json += "]}";
 }
 
-// What the page's script reads: {"run", "total_contexts", "contexts" (the top ones, rank order), "copies" (only
-// with a copy section), "strings"}.
-std::string page_data(const profile& p, std::size_t top) {
+// What the page's script reads: {"run", "total_contexts", "contexts" (the top ones, rank order), "pooled" (the
+// pooled sites' findings, each a context with "pooled_contexts" and "replicated_contexts"), "copies" (only with a
+// copy section), "strings"}.
+std::string page_data(const profile& p, std::size_t top, const std::vector<pooled_site>& pooled) {
     string_table strings;
     std::string contexts = "[";
     const std::size_t shown = std::min(top, p.contexts.size());
@@ -349,6 +350,16 @@ std::string page_data(const profile& p, std::size_t top) {
     std::string json = "{\"run\":";
     append_run(json, p.run);
     json += ",\n\"total_contexts\":" + std::to_string(p.contexts.size()) + ",\n\"contexts\":" + contexts;
+    json += ",\n\"pooled\":[";
+    const std::vector<pooled_site> findings = pooled_findings(pooled, top);
+    for (std::size_t i = 0; i < findings.size(); ++i) {
+        if (i) json += ",\n";
+        append_context(json, findings[i].site, i + 1, nullptr, p.run.estimator.confidence, strings);
+        json.pop_back(); // the context's closing brace: the pooling's counts go inside it
+        json += ",\"pooled_contexts\":" + std::to_string(findings[i].contexts) +
+                ",\"replicated_contexts\":" + std::to_string(findings[i].replicated_contexts) + '}';
+    }
+    json += ']';
     if (p.copies) {
         json += ",\n\"copies\":";
         append_copies(json, *p.copies, p.run.estimator.confidence, strings);
@@ -394,9 +405,10 @@ std::string html_escape(std::string_view text) {
 
 } // namespace
 
-void write_html(std::ostream& out, const profile& p, const html_options& options) {
+void write_html(std::ostream& out, const profile& p, const html_options& options,
+                const std::vector<pooled_site>& pooled) {
     const std::string title = html_escape(options.title.empty() ? default_title : options.title);
-    const std::string data = page_data(p, options.top);
+    const std::string data = page_data(p, options.top, pooled);
     std::string_view page = report_template();
     for (std::size_t at = page.find('@'); at != std::string_view::npos; at = page.find('@')) {
         out << page.substr(0, at);

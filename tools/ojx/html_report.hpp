@@ -1,14 +1,17 @@
 // `ojx report --html`: the profile as one self-contained HTML page — an icicle view of allocation contexts (width
-// by replication evidence, colour by θ), a sortable table, a details panel and, for a profile with a copy section,
+// by replication evidence, colour by each context's estimate), a sortable table, a details panel, the sites pooled
+// over their calling contexts and, for a profile with a copy section,
 // its heaviest copy edges and hot copy chains (copies_view.hpp's names and estimates). The page loads nothing: its
 // markup, style and script are compiled in (report_template.html) and the profile travels inside it as JSON.
 #pragma once
 
 #include "ojx/profile.hpp"
+#include "ojx/site_pools.hpp"
 
 #include <cstddef>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace ojx::tool {
 
@@ -17,6 +20,8 @@ struct html_options {
     std::string title;     // empty: "ojx replica report"
 };
 
-void write_html(std::ostream& out, const profile& p, const html_options& options);
+// `pooled`: the profile's sites pooled over their calling contexts (site_pools.hpp); the page lists their findings.
+void write_html(std::ostream& out, const profile& p, const html_options& options,
+                const std::vector<pooled_site>& pooled = {});
 
 } // namespace ojx::tool

@@ -2,11 +2,11 @@
 
 #include "profile_reader.hpp"
 
+#include "ojx/context_sum.hpp"
 #include "ojx/profile_writer.hpp"
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 #include <utility>
 
 namespace ojx::tool {
@@ -47,35 +47,6 @@ std::string settings(const estimator_config& e) {
            report_detail::number(e.confidence) + ", min_digested_objects " + std::to_string(e.min_digested_objects);
 }
 
-// Allocation metrics add up per type: exact + exact is exact; anything estimated makes the sum an estimate. A
-// context without metrics (an older profile) counts as its tracked objects, exactly, of the site's type.
-named_allocations allocations_of(const context_profile& c) {
-    if (c.allocated) return *c.allocated;
-    named_allocations as_tracked;
-    as_tracked.types.push_back({c.type, c.allocated_total()});
-    return as_tracked;
-}
-
-void add_allocations(context_profile& into, const context_profile& more) {
-    if (!into.allocated && !more.allocated) return;
-    named_allocations sum = allocations_of(into);
-    const named_allocations added = allocations_of(more);
-    sum.estimated = sum.estimated || added.estimated;
-    sum.other += added.other;
-    for (const named_type_allocations& t : added.types) {
-        const auto same = std::find_if(sum.types.begin(), sum.types.end(), [&](const named_type_allocations& s) {
-            return s.type == t.type && s.counts.array == t.counts.array;
-        });
-        if (same != sum.types.end()) same->counts += t.counts;
-        else sum.types.push_back(t);
-    }
-    // In an order that does not depend on the inputs'.
-    std::sort(sum.types.begin(), sum.types.end(), [](const named_type_allocations& a, const named_type_allocations& b) {
-        return std::tie(a.type, a.counts.array) < std::tie(b.type, b.counts.array);
-    });
-    into.allocated = std::move(sum);
-}
-
 std::string site_name(const context_profile& c) {
     return c.type + " at " + (c.frames.empty() ? std::string("(no frames)") : c.frames.front());
 }
@@ -100,12 +71,8 @@ void profile_merger::add_context(context_profile&& context, const std::string& s
         add_accesses(folded, std::move(m.accesses));
         m.accesses = std::move(folded);
     }
-    add_allocations(m, context); // before the objects add up: a context without metrics counts as its objects
-    m.objects += context.objects;
-    m.bytes += context.bytes;
     if (!context.has_evidence && s.source_without_evidence.empty()) s.source_without_evidence = source;
-    if (m.has_evidence && context.has_evidence) m.evidence += context.evidence;
-    m.whole += context.whole; // a context without whole-object evidence digested nothing: adding it is exact
+    add_context_evidence(m, context);
     add_accesses(m.accesses, std::move(context.accesses));
 }
 

@@ -17,6 +17,7 @@
 
 #include "ojx/copies_view.hpp"
 #include "ojx/options.hpp"
+#include "ojx/site_pools.hpp"
 #include "ojx/site_selection.hpp"
 #include "ojx/text_report.hpp"
 
@@ -184,10 +185,12 @@ int report_command(arguments args) {
 
     // Each site goes to every output as it comes: one profile is read as a stream and never held whole;
     // several are merged first.
+    site_pools pools;
     const auto take = [&](context_profile&& c) {
         if (collapsed != nullptr && !copy_volume) write_collapsed(*collapsed, c, r.value);
         if (pprof_sites && !copy_volume) pprof_sites->add(c);
         if (html != nullptr) page.add(c);
+        if (r.text_wanted || html != nullptr) pools.add(c);
         table.add(std::move(c));
     };
     run_profile run;
@@ -214,7 +217,8 @@ int report_command(arguments args) {
             if (pprof_sites) pprof_sites->add(copy);
         }
     }
-    if (html != nullptr) write_html(*html, profile{run, page.best(), copies}, r.html_settings);
+    const std::vector<pooled_site> pooled = pools.finish(run.estimator);
+    if (html != nullptr) write_html(*html, profile{run, page.best(), copies}, r.html_settings, pooled);
     if (pprof_sites)
         if (const auto error = pprof_sites->finish(*pprof, run)) return failed(r.pprof + ": " + *error);
     for (const auto& file : files)
@@ -226,7 +230,7 @@ int report_command(arguments args) {
             r.text.source_line = [&lines = *sources](std::string_view frame) { return lines.line_of(frame); };
         }
         write_text_report(std::cout, r.profiles, run, table.best(), table.totals(), r.text,
-                          copies ? &*copies : nullptr);
+                          copies ? &*copies : nullptr, pooled);
         if (copies) write_copies_view(std::cout, *copies, run.estimator.confidence, r.text);
     }
     for (const std::string& path : {r.html, r.collapsed, r.pprof})

@@ -1,0 +1,98 @@
+// Allocation sites pooled over their calling contexts. One allocation site (a type and the frame that allocates
+// it) reached from many callers is many contexts, each with a handful of objects and an interval spanning most of
+// [0, 1]; pooled (context_sum.hpp: identical groups by their content digests, comparisons by their sums), they are
+// one estimate with a narrow interval — the finding no single context shows. Pools are kept while a profile
+// streams by, at most `limit` sites; a site past that is counted, not pooled.
+#pragma once
+
+#include "ojx/context_sum.hpp"
+#include "ojx/profile.hpp"
+#include "ojx/replica_estimator.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace ojx {
+
+// One allocation site pooled over `contexts` calling contexts: `site` has the leaf frame alone, the sum of their
+// objects, metrics and evidence, and the estimate recomputed from that sum.
+struct pooled_site {
+    context_profile site;
+    std::size_t contexts = 0;
+    std::size_t replicated_contexts = 0; // of them called replicated on their own evidence
+    std::uint64_t objects_elsewhere = 0;  // tracked in the contexts not called replicated on their own
+};
+
+class site_pools {
+public:
+    explicit site_pools(std::size_t limit = 16384) : limit_(limit) {}
+
+    void add(const context_profile& c) {
+        std::string key = c.type;
+        (key += '\x1f') += c.frames.empty() ? std::string() : c.frames.front();
+        const auto found = index_.find(key);
+        if (found == index_.end()) {
+            if (pools_.size() == limit_) {
+                ++unpooled_;
+                return;
+            }
+            index_.emplace(std::move(key), pools_.size());
+            const bool alone = called_replicated(c.combined);
+            pooled_site& fresh = pools_.emplace_back(pooled_site{c, 1, alone ? 1u : 0u, alone ? 0 : c.objects});
+            fresh.site.frames.resize(std::min<std::size_t>(1, c.frames.size()));
+            fresh.site.accesses.clear(); // where the objects were used stays with each context
+            return;
+        }
+        pooled_site& pool = pools_[found->second];
+        ++pool.contexts;
+        const bool alone = called_replicated(c.combined);
+        pool.replicated_contexts += alone;
+        if (!alone) pool.objects_elsewhere += c.objects;
+        add_context_evidence(pool.site, c);
+    }
+
+    // The sites reached from at least two contexts, each with its estimate from the pooled evidence (`config`:
+    // the run's), best first.
+    std::vector<pooled_site> finish(const estimator_config& config) const {
+        std::vector<pooled_site> result;
+        for (const pooled_site& pool : pools_) {
+            if (pool.contexts < 2) continue;
+            pooled_site& done = result.emplace_back(pool);
+            context_profile& s = done.site;
+            // Comparisons pool only where every context carried their sums (an older profile may not).
+            s.estimate = s.has_evidence ? estimate_replicas(s.objects, s.evidence, config) : replica_estimate{};
+            s.estimate.objects = s.objects;
+            s.estimate_from_evidence(config);
+        }
+        std::sort(result.begin(), result.end(),
+                  [](const pooled_site& a, const pooled_site& b) { return ranks_before(a.site, b.site); });
+        return result;
+    }
+
+    // Contexts of sites beyond the limit, not pooled.
+    std::size_t unpooled() const noexcept { return unpooled_; }
+
+private:
+    std::size_t limit_;
+    std::vector<pooled_site> pools_;
+    std::unordered_map<std::string, std::size_t> index_;
+    std::size_t unpooled_ = 0;
+};
+
+// What reports list of the pooled sites, best first, at most `top`: those pooling calls replicated where contexts
+// not replicated on their own hold at least a quarter of the site's tracked objects — the finding the contexts
+// alone do not make (a site whose one replicated context holds nearly all its objects is that context's row).
+inline std::vector<pooled_site> pooled_findings(const std::vector<pooled_site>& pooled, std::size_t top) {
+    std::vector<pooled_site> shown;
+    for (const pooled_site& p : pooled)
+        if (shown.size() < top && called_replicated(p.site.combined) && 4 * p.objects_elsewhere >= p.site.objects)
+            shown.push_back(p);
+    return shown;
+}
+
+} // namespace ojx
