@@ -1,0 +1,233 @@
+// The opcode table (JVMS chapter 6): mnemonic, operand layout, fixed length and kinds of each opcode.
+#include "ojx/bytecode/opcodes.hpp"
+
+#include <array>
+
+namespace ojx::bytecode {
+
+namespace {
+
+constexpr std::array<opcode_info, 256> make_table() {
+    using f = operand_format;
+    using k = instruction_kind;
+    std::array<opcode_info, 256> t{};
+    t[0x00] = {"nop", f::none, 1, k::none};
+    t[0x01] = {"aconst_null", f::none, 1, k::none};
+    t[0x02] = {"iconst_m1", f::none, 1, k::none};
+    t[0x03] = {"iconst_0", f::none, 1, k::none};
+    t[0x04] = {"iconst_1", f::none, 1, k::none};
+    t[0x05] = {"iconst_2", f::none, 1, k::none};
+    t[0x06] = {"iconst_3", f::none, 1, k::none};
+    t[0x07] = {"iconst_4", f::none, 1, k::none};
+    t[0x08] = {"iconst_5", f::none, 1, k::none};
+    t[0x09] = {"lconst_0", f::none, 1, k::none};
+    t[0x0a] = {"lconst_1", f::none, 1, k::none};
+    t[0x0b] = {"fconst_0", f::none, 1, k::none};
+    t[0x0c] = {"fconst_1", f::none, 1, k::none};
+    t[0x0d] = {"fconst_2", f::none, 1, k::none};
+    t[0x0e] = {"dconst_0", f::none, 1, k::none};
+    t[0x0f] = {"dconst_1", f::none, 1, k::none};
+    t[0x10] = {"bipush", f::byte_s1, 2, k::none};
+    t[0x11] = {"sipush", f::short_s2, 3, k::none};
+    t[0x12] = {"ldc", f::constant_u1, 2, k::can_throw};
+    t[0x13] = {"ldc_w", f::constant_u2, 3, k::can_throw};
+    t[0x14] = {"ldc2_w", f::constant_u2, 3, k::can_throw};
+    t[0x15] = {"iload", f::local_u1, 2, k::none};
+    t[0x16] = {"lload", f::local_u1, 2, k::none};
+    t[0x17] = {"fload", f::local_u1, 2, k::none};
+    t[0x18] = {"dload", f::local_u1, 2, k::none};
+    t[0x19] = {"aload", f::local_u1, 2, k::none};
+    t[0x1a] = {"iload_0", f::none, 1, k::none};
+    t[0x1b] = {"iload_1", f::none, 1, k::none};
+    t[0x1c] = {"iload_2", f::none, 1, k::none};
+    t[0x1d] = {"iload_3", f::none, 1, k::none};
+    t[0x1e] = {"lload_0", f::none, 1, k::none};
+    t[0x1f] = {"lload_1", f::none, 1, k::none};
+    t[0x20] = {"lload_2", f::none, 1, k::none};
+    t[0x21] = {"lload_3", f::none, 1, k::none};
+    t[0x22] = {"fload_0", f::none, 1, k::none};
+    t[0x23] = {"fload_1", f::none, 1, k::none};
+    t[0x24] = {"fload_2", f::none, 1, k::none};
+    t[0x25] = {"fload_3", f::none, 1, k::none};
+    t[0x26] = {"dload_0", f::none, 1, k::none};
+    t[0x27] = {"dload_1", f::none, 1, k::none};
+    t[0x28] = {"dload_2", f::none, 1, k::none};
+    t[0x29] = {"dload_3", f::none, 1, k::none};
+    t[0x2a] = {"aload_0", f::none, 1, k::none};
+    t[0x2b] = {"aload_1", f::none, 1, k::none};
+    t[0x2c] = {"aload_2", f::none, 1, k::none};
+    t[0x2d] = {"aload_3", f::none, 1, k::none};
+    t[0x2e] = {"iaload", f::none, 1, k::can_throw};
+    t[0x2f] = {"laload", f::none, 1, k::can_throw};
+    t[0x30] = {"faload", f::none, 1, k::can_throw};
+    t[0x31] = {"daload", f::none, 1, k::can_throw};
+    t[0x32] = {"aaload", f::none, 1, k::can_throw};
+    t[0x33] = {"baload", f::none, 1, k::can_throw};
+    t[0x34] = {"caload", f::none, 1, k::can_throw};
+    t[0x35] = {"saload", f::none, 1, k::can_throw};
+    t[0x36] = {"istore", f::local_u1, 2, k::none};
+    t[0x37] = {"lstore", f::local_u1, 2, k::none};
+    t[0x38] = {"fstore", f::local_u1, 2, k::none};
+    t[0x39] = {"dstore", f::local_u1, 2, k::none};
+    t[0x3a] = {"astore", f::local_u1, 2, k::none};
+    t[0x3b] = {"istore_0", f::none, 1, k::none};
+    t[0x3c] = {"istore_1", f::none, 1, k::none};
+    t[0x3d] = {"istore_2", f::none, 1, k::none};
+    t[0x3e] = {"istore_3", f::none, 1, k::none};
+    t[0x3f] = {"lstore_0", f::none, 1, k::none};
+    t[0x40] = {"lstore_1", f::none, 1, k::none};
+    t[0x41] = {"lstore_2", f::none, 1, k::none};
+    t[0x42] = {"lstore_3", f::none, 1, k::none};
+    t[0x43] = {"fstore_0", f::none, 1, k::none};
+    t[0x44] = {"fstore_1", f::none, 1, k::none};
+    t[0x45] = {"fstore_2", f::none, 1, k::none};
+    t[0x46] = {"fstore_3", f::none, 1, k::none};
+    t[0x47] = {"dstore_0", f::none, 1, k::none};
+    t[0x48] = {"dstore_1", f::none, 1, k::none};
+    t[0x49] = {"dstore_2", f::none, 1, k::none};
+    t[0x4a] = {"dstore_3", f::none, 1, k::none};
+    t[0x4b] = {"astore_0", f::none, 1, k::none};
+    t[0x4c] = {"astore_1", f::none, 1, k::none};
+    t[0x4d] = {"astore_2", f::none, 1, k::none};
+    t[0x4e] = {"astore_3", f::none, 1, k::none};
+    t[0x4f] = {"iastore", f::none, 1, k::can_throw};
+    t[0x50] = {"lastore", f::none, 1, k::can_throw};
+    t[0x51] = {"fastore", f::none, 1, k::can_throw};
+    t[0x52] = {"dastore", f::none, 1, k::can_throw};
+    t[0x53] = {"aastore", f::none, 1, k::can_throw};
+    t[0x54] = {"bastore", f::none, 1, k::can_throw};
+    t[0x55] = {"castore", f::none, 1, k::can_throw};
+    t[0x56] = {"sastore", f::none, 1, k::can_throw};
+    t[0x57] = {"pop", f::none, 1, k::none};
+    t[0x58] = {"pop2", f::none, 1, k::none};
+    t[0x59] = {"dup", f::none, 1, k::none};
+    t[0x5a] = {"dup_x1", f::none, 1, k::none};
+    t[0x5b] = {"dup_x2", f::none, 1, k::none};
+    t[0x5c] = {"dup2", f::none, 1, k::none};
+    t[0x5d] = {"dup2_x1", f::none, 1, k::none};
+    t[0x5e] = {"dup2_x2", f::none, 1, k::none};
+    t[0x5f] = {"swap", f::none, 1, k::none};
+    t[0x60] = {"iadd", f::none, 1, k::none};
+    t[0x61] = {"ladd", f::none, 1, k::none};
+    t[0x62] = {"fadd", f::none, 1, k::none};
+    t[0x63] = {"dadd", f::none, 1, k::none};
+    t[0x64] = {"isub", f::none, 1, k::none};
+    t[0x65] = {"lsub", f::none, 1, k::none};
+    t[0x66] = {"fsub", f::none, 1, k::none};
+    t[0x67] = {"dsub", f::none, 1, k::none};
+    t[0x68] = {"imul", f::none, 1, k::none};
+    t[0x69] = {"lmul", f::none, 1, k::none};
+    t[0x6a] = {"fmul", f::none, 1, k::none};
+    t[0x6b] = {"dmul", f::none, 1, k::none};
+    t[0x6c] = {"idiv", f::none, 1, k::can_throw};
+    t[0x6d] = {"ldiv", f::none, 1, k::can_throw};
+    t[0x6e] = {"fdiv", f::none, 1, k::none};
+    t[0x6f] = {"ddiv", f::none, 1, k::none};
+    t[0x70] = {"irem", f::none, 1, k::can_throw};
+    t[0x71] = {"lrem", f::none, 1, k::can_throw};
+    t[0x72] = {"frem", f::none, 1, k::none};
+    t[0x73] = {"drem", f::none, 1, k::none};
+    t[0x74] = {"ineg", f::none, 1, k::none};
+    t[0x75] = {"lneg", f::none, 1, k::none};
+    t[0x76] = {"fneg", f::none, 1, k::none};
+    t[0x77] = {"dneg", f::none, 1, k::none};
+    t[0x78] = {"ishl", f::none, 1, k::none};
+    t[0x79] = {"lshl", f::none, 1, k::none};
+    t[0x7a] = {"ishr", f::none, 1, k::none};
+    t[0x7b] = {"lshr", f::none, 1, k::none};
+    t[0x7c] = {"iushr", f::none, 1, k::none};
+    t[0x7d] = {"lushr", f::none, 1, k::none};
+    t[0x7e] = {"iand", f::none, 1, k::none};
+    t[0x7f] = {"land", f::none, 1, k::none};
+    t[0x80] = {"ior", f::none, 1, k::none};
+    t[0x81] = {"lor", f::none, 1, k::none};
+    t[0x82] = {"ixor", f::none, 1, k::none};
+    t[0x83] = {"lxor", f::none, 1, k::none};
+    t[0x84] = {"iinc", f::iinc, 3, k::none};
+    t[0x85] = {"i2l", f::none, 1, k::none};
+    t[0x86] = {"i2f", f::none, 1, k::none};
+    t[0x87] = {"i2d", f::none, 1, k::none};
+    t[0x88] = {"l2i", f::none, 1, k::none};
+    t[0x89] = {"l2f", f::none, 1, k::none};
+    t[0x8a] = {"l2d", f::none, 1, k::none};
+    t[0x8b] = {"f2i", f::none, 1, k::none};
+    t[0x8c] = {"f2l", f::none, 1, k::none};
+    t[0x8d] = {"f2d", f::none, 1, k::none};
+    t[0x8e] = {"d2i", f::none, 1, k::none};
+    t[0x8f] = {"d2l", f::none, 1, k::none};
+    t[0x90] = {"d2f", f::none, 1, k::none};
+    t[0x91] = {"i2b", f::none, 1, k::none};
+    t[0x92] = {"i2c", f::none, 1, k::none};
+    t[0x93] = {"i2s", f::none, 1, k::none};
+    t[0x94] = {"lcmp", f::none, 1, k::none};
+    t[0x95] = {"fcmpl", f::none, 1, k::none};
+    t[0x96] = {"fcmpg", f::none, 1, k::none};
+    t[0x97] = {"dcmpl", f::none, 1, k::none};
+    t[0x98] = {"dcmpg", f::none, 1, k::none};
+    t[0x99] = {"ifeq", f::branch_s2, 3, k::conditional_branch};
+    t[0x9a] = {"ifne", f::branch_s2, 3, k::conditional_branch};
+    t[0x9b] = {"iflt", f::branch_s2, 3, k::conditional_branch};
+    t[0x9c] = {"ifge", f::branch_s2, 3, k::conditional_branch};
+    t[0x9d] = {"ifgt", f::branch_s2, 3, k::conditional_branch};
+    t[0x9e] = {"ifle", f::branch_s2, 3, k::conditional_branch};
+    t[0x9f] = {"if_icmpeq", f::branch_s2, 3, k::conditional_branch};
+    t[0xa0] = {"if_icmpne", f::branch_s2, 3, k::conditional_branch};
+    t[0xa1] = {"if_icmplt", f::branch_s2, 3, k::conditional_branch};
+    t[0xa2] = {"if_icmpge", f::branch_s2, 3, k::conditional_branch};
+    t[0xa3] = {"if_icmpgt", f::branch_s2, 3, k::conditional_branch};
+    t[0xa4] = {"if_icmple", f::branch_s2, 3, k::conditional_branch};
+    t[0xa5] = {"if_acmpeq", f::branch_s2, 3, k::conditional_branch};
+    t[0xa6] = {"if_acmpne", f::branch_s2, 3, k::conditional_branch};
+    t[0xa7] = {"goto", f::branch_s2, 3, k::unconditional_jump};
+    t[0xa8] = {"jsr", f::branch_s2, 3, k::subroutine};
+    t[0xa9] = {"ret", f::local_u1, 2, k::subroutine};
+    t[0xaa] = {"tableswitch", f::tableswitch, 0, k::switch_};
+    t[0xab] = {"lookupswitch", f::lookupswitch, 0, k::switch_};
+    t[0xac] = {"ireturn", f::none, 1, k::return_ | k::can_throw};
+    t[0xad] = {"lreturn", f::none, 1, k::return_ | k::can_throw};
+    t[0xae] = {"freturn", f::none, 1, k::return_ | k::can_throw};
+    t[0xaf] = {"dreturn", f::none, 1, k::return_ | k::can_throw};
+    t[0xb0] = {"areturn", f::none, 1, k::return_ | k::can_throw};
+    t[0xb1] = {"return", f::none, 1, k::return_ | k::can_throw};
+    t[0xb2] = {"getstatic", f::constant_u2, 3, k::can_throw};
+    t[0xb3] = {"putstatic", f::constant_u2, 3, k::can_throw};
+    t[0xb4] = {"getfield", f::constant_u2, 3, k::can_throw};
+    t[0xb5] = {"putfield", f::constant_u2, 3, k::can_throw};
+    t[0xb6] = {"invokevirtual", f::constant_u2, 3, k::invoke | k::can_throw};
+    t[0xb7] = {"invokespecial", f::constant_u2, 3, k::invoke | k::can_throw};
+    t[0xb8] = {"invokestatic", f::constant_u2, 3, k::invoke | k::can_throw};
+    t[0xb9] = {"invokeinterface", f::invokeinterface, 5, k::invoke | k::can_throw};
+    t[0xba] = {"invokedynamic", f::invokedynamic, 5, k::invoke | k::can_throw};
+    t[0xbb] = {"new", f::constant_u2, 3, k::allocation | k::can_throw};
+    t[0xbc] = {"newarray", f::array_type_u1, 2, k::allocation | k::can_throw};
+    t[0xbd] = {"anewarray", f::constant_u2, 3, k::allocation | k::can_throw};
+    t[0xbe] = {"arraylength", f::none, 1, k::can_throw};
+    t[0xbf] = {"athrow", f::none, 1, k::athrow | k::can_throw};
+    t[0xc0] = {"checkcast", f::constant_u2, 3, k::can_throw};
+    t[0xc1] = {"instanceof", f::constant_u2, 3, k::can_throw};
+    t[0xc2] = {"monitorenter", f::none, 1, k::can_throw};
+    t[0xc3] = {"monitorexit", f::none, 1, k::can_throw};
+    t[0xc4] = {"wide", f::wide, 0, k::none};
+    t[0xc5] = {"multianewarray", f::multianewarray, 4, k::allocation | k::can_throw};
+    t[0xc6] = {"ifnull", f::branch_s2, 3, k::conditional_branch};
+    t[0xc7] = {"ifnonnull", f::branch_s2, 3, k::conditional_branch};
+    t[0xc8] = {"goto_w", f::branch_s4, 5, k::unconditional_jump};
+    t[0xc9] = {"jsr_w", f::branch_s4, 5, k::subroutine};
+    return t;
+}
+
+constexpr std::array<opcode_info, 256> table = make_table();
+
+// The table and the enum must agree: spot checks at both ends and at the variable-length forms.
+static_assert(table[static_cast<std::uint8_t>(opcode::nop)].name == "nop");
+static_assert(table[static_cast<std::uint8_t>(opcode::jsr_w)].name == "jsr_w");
+static_assert(table[static_cast<std::uint8_t>(opcode::tableswitch)].format == operand_format::tableswitch);
+static_assert(table[static_cast<std::uint8_t>(opcode::wide)].format == operand_format::wide);
+static_assert(table[0xca].format == operand_format::unknown); // breakpoint is reserved
+static_assert(table[0xff].format == operand_format::unknown); // impdep2 likewise
+
+} // namespace
+
+const opcode_info& info(std::uint8_t byte) noexcept { return table[byte]; }
+
+} // namespace ojx::bytecode
