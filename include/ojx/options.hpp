@@ -38,6 +38,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ojx {
@@ -53,6 +54,14 @@ struct option_alias {
 // One declared option. `default_value` is written in the option's own syntax ("10ms", "64m", a choice name) and
 // checked by parse_options; it must be empty for flags and may be empty (no value) for text.
 struct option_spec {
+    // A constructor, not an aggregate, so that a table of options leaves choices and aliases out without a
+    // consumer's -Wmissing-field-initializers.
+    option_spec(std::string_view option_name, option_kind option, std::string_view default_text = {},
+                std::string_view help_text = {}, std::vector<std::string_view> valid = {},
+                std::vector<option_alias> other_names = {})
+        : name(option_name), kind(option), default_value(default_text), help(help_text), choices(std::move(valid)),
+          aliases(std::move(other_names)) {}
+
     std::string_view name;
     option_kind kind = option_kind::flag;
     std::string_view default_value;

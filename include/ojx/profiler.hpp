@@ -491,14 +491,14 @@ public:
             inclusion = budgeted_inclusion(death_inclusion_, static_cast<double>(death_window_digested_),
                                            2 * static_cast<double>(budget));
             if (inclusion < 1 && !(digest_rng_.unit() < inclusion)) {
-                settle(whole_object_digest{.outcome = whole_object_digest::kind::skipped}, nullptr, note);
+                settle(whole_object_digest::left_out(whole_object_digest::kind::skipped), nullptr, note);
                 return digest_outcome::over_budget;
             }
             death_window_digested_ += size;
         }
         const digest_outcome outcome = digest(found.value.begin, size, info, 1 / inclusion, note);
         if (outcome == digest_outcome::unreadable)
-            settle(whole_object_digest{.outcome = whole_object_digest::kind::unreadable}, nullptr, note);
+            settle(whole_object_digest::left_out(whole_object_digest::kind::unreadable), nullptr, note);
         return outcome;
     }
 
@@ -605,11 +605,11 @@ public:
             }
             held_digest held{.serial = object.payload.serial,
                              .context = object.payload.allocation_context,
-                             .digest = {.outcome = whole_object_digest::kind::digested,
-                                        .where = object.begin,
-                                        .weight = object.payload.allocation_weight / drawn}};
+                             .digest = whole_object_digest::digested_at(object.begin,
+                                                                         object.payload.allocation_weight / drawn),
+                             .counted = false};
             if (!fingerprint_object(memory_, object.begin, size, held.digest.fingerprint)) {
-                held.digest = {.outcome = whole_object_digest::kind::unreadable, .where = object.begin};
+                held.digest = whole_object_digest::left_out(whole_object_digest::kind::unreadable, 1, object.begin);
                 ++result.unreadable;
             } else {
                 ++result.digested;
@@ -1097,9 +1097,7 @@ private:
     digest_outcome digest(address begin, std::uint64_t size, const object_info& info, double weight, Note&& note) {
         context_state* state = existing_state(info.allocation_context);
         if (state == nullptr) return digest_outcome::untracked;
-        whole_object_digest digested{.outcome = whole_object_digest::kind::digested,
-                                     .where = begin,
-                                     .weight = weight * info.allocation_weight};
+        whole_object_digest digested = whole_object_digest::digested_at(begin, weight * info.allocation_weight);
         if (!fingerprint_object(memory_, begin, size, digested.fingerprint)) return digest_outcome::unreadable;
         settle(digested, state, note);
         return digest_outcome::digested;
@@ -1111,11 +1109,10 @@ private:
     template <class Note>
     void settle_counts(const sweep_result& result, Note&& note) {
         if (result.skipped != 0)
-            settle(whole_object_digest{.outcome = whole_object_digest::kind::skipped, .count = result.skipped}, nullptr,
-                   note);
+            settle(whole_object_digest::left_out(whole_object_digest::kind::skipped, result.skipped), nullptr, note);
         if (result.unreadable != 0)
-            settle(whole_object_digest{.outcome = whole_object_digest::kind::unreadable, .count = result.unreadable},
-                   nullptr, note);
+            settle(whole_object_digest::left_out(whole_object_digest::kind::unreadable, result.unreadable), nullptr,
+                   note);
     }
     // The fingerprint held for an object of `context` that its collection freed, counted.
     template <class Note>

@@ -265,7 +265,8 @@ private:
         }
         switch (tag) {
         case trace_tag::type_symbol: {
-            type_symbol symbol{.id = get_u32("type id")};
+            type_symbol symbol;
+            symbol.id = get_u32("type id");
             symbol.name = get_string();
             if (!record_failed_) {
                 types_[symbol.id] = symbol.name;
@@ -273,7 +274,8 @@ private:
             return symbol;
         }
         case trace_tag::frame_symbol: {
-            frame_symbol symbol{.id = get_varint()};
+            frame_symbol symbol;
+            symbol.id = get_varint();
             symbol.name = get_string();
             if (!record_failed_) {
                 frames_[symbol.id] = symbol.name;
@@ -290,7 +292,8 @@ private:
             return node;
         }
         case trace_tag::field_symbol: {
-            field_symbol symbol{.type = get_u32("type id")};
+            field_symbol symbol;
+            symbol.type = get_u32("type id");
             symbol.offset = get_varint();
             symbol.name = get_string();
             if (!record_failed_) {
@@ -299,7 +302,8 @@ private:
             return symbol;
         }
         case trace_tag::thread_symbol: {
-            thread_symbol symbol{.id = get_u32("thread id")};
+            thread_symbol symbol;
+            symbol.id = get_u32("thread id");
             symbol.name = get_string();
             if (!record_failed_) {
                 threads_[symbol.id] = symbol.name;
@@ -307,7 +311,8 @@ private:
             return symbol;
         }
         case trace_tag::run_attribute: {
-            run_attribute attribute{.name = get_string()};
+            run_attribute attribute;
+            attribute.name = get_string();
             attribute.value = get_string();
             if (!record_failed_) {
                 attributes_[attribute.name] = attribute.value;
@@ -352,7 +357,8 @@ private:
         case trace_tag::gc_end:
             return gc_end_event{.gc = get_varint()};
         case trace_tag::relocated_object: {
-            relocated_object_event object{.from = get_varint()};
+            relocated_object_event object;
+            object.from = get_varint();
             object.to = apply_zigzag_delta(object.from, get_varint());
             object.size = get_varint();
             object.object.allocation_context = get_u32("context id");
@@ -373,7 +379,8 @@ private:
             return moved;
         }
         case trace_tag::heap_census: {
-            heap_census_event census{.gc = get_varint()};
+            heap_census_event census;
+            census.gc = get_varint();
             const std::uint64_t count = get_varint();
             // Each count takes at least three bytes: a count that the block cannot hold is refused before any
             // storage is reserved for it.
@@ -406,12 +413,14 @@ private:
         case trace_tag::followed_value:
             return get_followed_value();
         case trace_tag::memory_contents: {
-            memory_contents_event memory{.where = get_varint()};
+            memory_contents_event memory;
+            memory.where = get_varint();
             memory.bytes = get_memory_bytes("memory contents");
             return memory;
         }
         case trace_tag::memory_fill: {
-            memory_fill_event fill{.where = get_varint()};
+            memory_fill_event fill;
+            fill.where = get_varint();
             fill.bytes = get_memory_bytes("memory fill");
             return fill;
         }
@@ -585,7 +594,8 @@ private:
                 fail_record("whole-object digest outcome " + std::to_string(outcome) + " is not 0, 1, 2 or 3");
             return std::nullopt;
         }
-        whole_object_digest decided{.outcome = static_cast<kind>(outcome)};
+        whole_object_digest decided;
+        decided.outcome = static_cast<kind>(outcome);
         if (decided.outcome == kind::skipped || decided.outcome == kind::unreadable) {
             decided.count = get_varint();
             return decided;
@@ -637,9 +647,11 @@ private:
     access_event get_access_entry(const trace_thread_slots::slot& previous) {
         namespace h = access_header;
         const std::uint8_t header = get_byte();
-        access_event access{.ip = previous.access_ip, .width = previous.access_width,
-            .kind = (header & h::store) != 0 ? access_kind::store : access_kind::load,
-            .context = previous.access_context};
+        access_event access;
+        access.ip = previous.access_ip;
+        access.width = previous.access_width;
+        access.kind = (header & h::store) != 0 ? access_kind::store : access_kind::load;
+        access.context = previous.access_context;
         if ((header & h::same_ip) == 0) access.ip = apply_zigzag_delta(previous.access_ip, get_varint());
         if ((header & h::same_context) == 0)
             access.context = apply_zigzag_delta32(previous.access_context, get_u32("context delta"));

@@ -28,6 +28,22 @@ struct whole_object_digest {
     double weight = 1;        // digested: the inverse of the chance it was drawn, times the allocations it stands for
     object_fingerprint fingerprint; // digested
 
+    // `count` objects counted without a digest (skipped or unreadable), every other field at its default.
+    static whole_object_digest left_out(kind why, std::uint64_t count = 1, address at = 0) {
+        whole_object_digest d;
+        d.outcome = why;
+        d.count = count;
+        d.where = at;
+        return d;
+    }
+    // A digested object (its fingerprint still to be taken).
+    static whole_object_digest digested_at(address at, double weight) {
+        whole_object_digest d;
+        d.where = at;
+        d.weight = weight;
+        return d;
+    }
+
     friend bool operator==(const whole_object_digest&, const whole_object_digest&) = default;
 };
 

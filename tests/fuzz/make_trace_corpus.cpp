@@ -71,8 +71,8 @@ std::vector<std::byte> make_trace(int variant) {
     digested = {.outcome = ojx::whole_object_digest::kind::digested_gone, .context = 1, .weight = 2,
                 .fingerprint = digested.fingerprint};
     writer.append(digested);
-    writer.append(ojx::whole_object_digest{.outcome = ojx::whole_object_digest::kind::skipped, .count = 12});
-    writer.append(ojx::whole_object_digest{.outcome = ojx::whole_object_digest::kind::unreadable, .count = 1});
+    writer.append(ojx::whole_object_digest::left_out(ojx::whole_object_digest::kind::skipped, 12));
+    writer.append(ojx::whole_object_digest::left_out(ojx::whole_object_digest::kind::unreadable));
     for (int i = 0; i < 5; ++i) {
         writer.append(ojx::access_sample{.ip = 0x401000u + 4u * static_cast<unsigned>(i),
             .effective_address = base + 8u * static_cast<unsigned>(i), .value = static_cast<std::uint64_t>(i * variant),

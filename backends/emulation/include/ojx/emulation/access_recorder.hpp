@@ -86,7 +86,10 @@ private:
 // and how the machine sampled the accesses.
 inline trace_run_description every_access_run(const profiler_config& profiler, std::size_t watchpoint_slots,
                                               run_facts facts, const session_config& config) {
-    trace_run_description run{profiler, watchpoint_slots, std::move(facts)};
+    trace_run_description run;
+    run.profiler = profiler;
+    run.watchpoint_slots = watchpoint_slots;
+    run.facts = std::move(facts);
     run.every_access = true;
     run.machine = {config.sampler.period, config.sampler.randomized, config.sampler.seed,
                    std::string(watch_trigger_name(config.trigger))};

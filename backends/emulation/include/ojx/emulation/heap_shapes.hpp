@@ -94,7 +94,9 @@ inline allocation_shape synthetic_shape(std::string_view type, std::uint64_t obj
     if (element == "byte" || element == "boolean") element_size = 1;
     else if (element == "short" || element == "char") element_size = 2;
     else if (element == "int" || element == "float") element_size = 4;
-    return {.array_length = object_size / element_size};
+    allocation_shape shape;
+    shape.array_length = object_size / element_size;
+    return shape;
 }
 
 namespace detail {

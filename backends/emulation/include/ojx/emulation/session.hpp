@@ -39,7 +39,7 @@ template <class Policies>
 run_facts emulation_facts(const emulated_sampler& sampler, const emulated_watchpoints& watchpoints) {
     return run_facts{"emulation (synthetic heap)", std::string(sampler.name()),
                      "emulated debug registers, " + std::to_string(watchpoints.slot_count()) + " slots",
-                     std::string(Policies::pairing::name), std::string(Policies::replacement::name)};
+                     std::string(Policies::pairing::name), std::string(Policies::replacement::name), {}};
 }
 
 template <class Policies = policies<>>

@@ -198,7 +198,11 @@ public:
           prof(profiler_config_for(config.profiler, config.trigger), recorded_watchpoints, recorded_memory),
           recorder(prof, effects_, trace.writer(), std::move(naming)),
           machine(heap, sampler, watchpoints, recorder) {
-        write_run_header(trace.writer(), {prof.config(), watchpoints.slot_count(), facts()});
+        trace_run_description run;
+        run.profiler = prof.config();
+        run.watchpoint_slots = watchpoints.slot_count();
+        run.facts = facts();
+        write_run_header(trace.writer(), run);
     }
 
     run_facts facts() const { return emulation_facts<Policies>(sampler, watchpoints); }

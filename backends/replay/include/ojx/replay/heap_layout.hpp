@@ -456,7 +456,9 @@ struct census_comparison {
 
 inline census_comparison compare_census(const heap_layout& layout, const heap_census_event& census,
                                         std::uint64_t event) {
-    census_comparison result{.event = event, .gc = census.gc};
+    census_comparison result;
+    result.event = event;
+    result.gc = census.gc;
     std::map<type_id, census_difference> by_type;
     for (const census_count& count : census.types) {
         census_difference& d = by_type[count.type];
