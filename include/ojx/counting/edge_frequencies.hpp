@@ -26,10 +26,16 @@ struct edge_frequencies {
 
 namespace detail {
 
-// Edges that close a cycle in a depth-first walk from the entry (loop back edges in a reducible graph; in an
-// irreducible one, some edge of each cycle).
-inline std::vector<bool> back_edges(const control_flow_graph& g) {
-    std::vector<bool> back(g.edges().size(), false);
+// One depth-first walk from the entry: the edges that close a cycle (loop back edges in a reducible graph; in an
+// irreducible one, some edge of each cycle), and every block and the exit in reverse postorder, those the entry
+// does not reach after.
+struct depth_first {
+    std::vector<bool> back;
+    std::vector<block_id> reverse_postorder;
+};
+
+inline depth_first walk_depth_first(const control_flow_graph& g) {
+    depth_first walk{std::vector<bool>(g.edges().size(), false), {}};
     enum : unsigned char { unseen, open, done };
     std::vector<unsigned char> state(g.block_count() + 1, unseen);
     std::vector<std::pair<block_id, std::size_t>> stack{{control_flow_graph::entry(), 0}};
@@ -39,24 +45,28 @@ inline std::vector<bool> back_edges(const control_flow_graph& g) {
         const auto& out = g.successors(b);
         if (next == out.size()) {
             state[b] = done;
+            walk.reverse_postorder.push_back(b);
             stack.pop_back();
             continue;
         }
         const edge_index e = out[next++];
         const block_id to = g.edge(e).to;
-        if (state[to] == open) back[e] = true;
+        if (state[to] == open) walk.back[e] = true;
         else if (state[to] == unseen) {
             state[to] = open;
             stack.emplace_back(to, 0);
         }
     }
-    return back;
+    std::reverse(walk.reverse_postorder.begin(), walk.reverse_postorder.end());
+    for (block_id b = 0; b <= g.block_count(); ++b)
+        if (state[b] == unseen) walk.reverse_postorder.push_back(b);
+    return walk;
 }
 
 // Per edge: true where it leaves a loop its block is in. A loop is a back edge's header and every block that
 // reaches the back edge without passing the header (its natural loop where the graph is reducible).
 inline std::vector<bool> loop_exits(const control_flow_graph& g) {
-    const auto back = back_edges(g);
+    const auto back = walk_depth_first(g).back;
     const std::size_t n = g.block_count() + 1;
     std::vector<std::vector<bool>> loops;
     std::vector<std::size_t> loop_of_header(n, loops.max_size());
@@ -83,32 +93,6 @@ inline std::vector<bool> loop_exits(const control_flow_graph& g) {
         for (const auto& body : loops)
             if (body[g.edge(e).from] && !body[g.edge(e).to]) exits[e] = true;
     return exits;
-}
-
-// Every block and the exit, those the entry reaches in reverse postorder first, the rest after.
-inline std::vector<block_id> reverse_postorder(const control_flow_graph& g) {
-    std::vector<block_id> post;
-    std::vector<bool> seen(g.block_count() + 1, false);
-    std::vector<std::pair<block_id, std::size_t>> stack{{control_flow_graph::entry(), 0}};
-    seen[control_flow_graph::entry()] = true;
-    while (!stack.empty()) {
-        auto& [b, next] = stack.back();
-        const auto& out = g.successors(b);
-        if (next == out.size()) {
-            post.push_back(b);
-            stack.pop_back();
-            continue;
-        }
-        const block_id to = g.edge(out[next++]).to;
-        if (!seen[to]) {
-            seen[to] = true;
-            stack.emplace_back(to, 0);
-        }
-    }
-    std::vector<block_id> order(post.rbegin(), post.rend());
-    for (block_id b = 0; b <= g.block_count(); ++b)
-        if (!seen[b]) order.push_back(b);
-    return order;
 }
 
 inline void fill_block_frequencies(const control_flow_graph& g, edge_frequencies& f) {
@@ -143,7 +127,7 @@ inline edge_frequencies frequencies_from_probabilities(const control_flow_graph&
         return probability.at(e) * (reaches_exit[g.edge(e).from] ? 1.0 : 0.99);
     };
     // Sweeping in reverse postorder carries a value through a loop-free stretch in one sweep.
-    const auto order = detail::reverse_postorder(g);
+    const auto order = detail::walk_depth_first(g).reverse_postorder;
     std::vector<double> visits(g.block_count() + 1, 0.0);
     for (int sweep = 0; sweep < 100000; ++sweep) {
         double moved = 0;
