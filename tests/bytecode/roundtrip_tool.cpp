@@ -8,6 +8,8 @@
 // Exit status: 0 when nothing failed, 1 when something did (or no class file was found), 2 on a usage error.
 #include "mutations.hpp"
 
+#include "class_file_bytes.hpp"
+
 #include "ojx/bytecode/class_reader.hpp"
 #include "ojx/bytecode/class_writer.hpp"
 #include "ojx/bytecode/instructions.hpp"
@@ -28,6 +30,8 @@ namespace fs = std::filesystem;
 using namespace ojx::bytecode;
 
 namespace {
+
+using ojx::bytecode::test::read_file;
 
 // Failures printed one per line; a systematic bug would otherwise print one for every class.
 constexpr std::size_t max_printed_failures = 100;
@@ -58,15 +62,6 @@ struct totals {
     std::uint16_t highest_version = 0;
     std::vector<std::string> failures;
 };
-
-bool read_file(const fs::path& path, std::vector<std::uint8_t>& out) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        return false;
-    }
-    out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    return !in.bad();
-}
 
 // Every .class file under `paths`, sorted so that runs and samples are reproducible.
 std::vector<fs::path> find_classes(const std::vector<std::string>& paths, std::vector<std::string>& problems) {

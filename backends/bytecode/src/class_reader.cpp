@@ -25,7 +25,7 @@ std::string hex(std::uint64_t value) {
     return "0x" + text;
 }
 
-class parser {
+class parser : failure_recorder {
 public:
     explicit parser(std::span<const std::uint8_t> bytes) : in_(bytes) {}
 
@@ -41,17 +41,6 @@ public:
     }
 
 private:
-    bool fail(std::string message, std::size_t offset) {
-        failure_ = make_error(std::move(message), offset);
-        return false;
-    }
-
-    // The recorded failure. Every path that returns false records one first; the fallback keeps a missed path
-    // an error value rather than undefined behaviour.
-    error take_failure() {
-        return failure_ ? std::move(*failure_) : make_error("internal error: a failure without a message");
-    }
-
     // A read that does not fit: the structure being read, and what it ran past.
     bool truncated(const byte_reader& in, const char* what, std::size_t needed) {
         return fail(std::string("truncated ") + what + ": needs " + std::to_string(needed) + " bytes, " +
@@ -546,7 +535,6 @@ private:
 
     byte_reader in_;
     class_file klass_;
-    std::optional<error> failure_;
     std::vector<std::size_t> entry_offsets_; // file offset of each constant-pool entry, for messages
     std::string container_ = "the class file"; // what the current reads are bounded by, for messages
 };

@@ -35,7 +35,7 @@ std::string opcode_text(std::uint8_t byte) {
     return mnemonic.empty() ? "opcode " + byte_hex(byte) : std::string(mnemonic);
 }
 
-class decoder {
+class decoder : failure_recorder {
 public:
     decoder(std::span<const std::uint8_t> code, const constant_pool* pool) : code_(code), in_(code), pool_(pool) {}
 
@@ -59,17 +59,6 @@ public:
     }
 
 private:
-    bool fail(std::string message, std::size_t offset) {
-        failure_ = make_error(std::move(message), offset);
-        return false;
-    }
-
-    // The recorded failure. Every path that returns false records one first; the fallback keeps a missed path
-    // an error value rather than undefined behaviour.
-    error take_failure() {
-        return failure_ ? std::move(*failure_) : make_error("internal error: a failure without a message");
-    }
-
     bool truncated(const instruction& current) {
         const bool widened = current.wide && current.op != opcode::wide;
         return fail(opcode_text(static_cast<std::uint8_t>(current.op)) + (widened ? " (wide)" : "") + " at offset " +
@@ -370,7 +359,6 @@ private:
     byte_reader in_;
     const constant_pool* pool_ = nullptr;
     std::vector<instruction> out_;
-    std::optional<error> failure_;
 };
 
 } // namespace

@@ -53,4 +53,23 @@ inline error make_error(std::string message, std::optional<std::size_t> offset =
     return error{std::move(message), offset};
 }
 
+// For a parser whose steps return false on failure: `fail` records the failure (and returns false, to be returned
+// in turn), `take_failure` hands it over once the parse has stopped.
+class failure_recorder {
+protected:
+    bool fail(std::string message, std::size_t offset) {
+        failure_ = make_error(std::move(message), offset);
+        return false;
+    }
+
+    // The recorded failure. Every path that returns false records one first; the fallback keeps a missed path an
+    // error value rather than undefined behaviour.
+    error take_failure() {
+        return failure_ ? std::move(*failure_) : make_error("internal error: a failure without a message");
+    }
+
+private:
+    std::optional<error> failure_;
+};
+
 } // namespace ojx::bytecode
