@@ -13,6 +13,7 @@
 // A profiler must never take the program down: bad options stop start-up with a message (at launch) or fail the
 // attach (dynamic); every fault at run time degrades and is said once.
 #include "adaptive_heap_sampling.hpp"
+#include "exact_counting.hpp"
 #include "field_names.hpp"
 #include "heap_layout.hpp"
 #include "hotspot_flags.hpp"
@@ -132,6 +133,12 @@ std::vector<option_spec> jvm_agent_options() {
     for (option_spec& spec : allocation_tracking_options(heap_sampling_option_words)) specs.push_back(std::move(spec));
     specs.push_back({"duration", option_kind::duration, "0",
                      "write the profile and stop after this long (e.g. 30s; 0: when the JVM exits)"});
+    specs.push_back({"count", option_kind::choice, "off",
+                     "exact allocation counts by bytecode site (the profile's exact_counts): classes are rewritten as "
+                     "they load so that counters placed by a plan count every allocation; paths (DuckTracks' hot "
+                     "paths) and edges (spanning-tree chords) increment less often than sites (one counter per "
+                     "site). At JVM start only. Off by default for now: the default is to be chosen from measurements",
+                     {"off", "sites", "paths", "edges"}});
     specs.push_back({"census", option_kind::count, "0",
                      "with record=: after every Nth collection, count the tracked objects by a JVMTI heap walk and "
                      "write the count into the trace, for `ojx heap --check-census` (a test of the trace: each walk "
@@ -145,6 +152,7 @@ struct jvm_settings {
     bool file_given = false; // with dump or stop: that profile goes to this file (the agent keeps its own)
     std::chrono::nanoseconds duration{0};
     std::uint64_t census_every = 0; // census=: a heap walk after every this many relocated collections; 0: none
+    std::optional<bytecode::plan_kind> count; // count=: exact allocation counts with this plan; none: off
 };
 
 // A message for the user, or nothing. Parses and checks an option string.
@@ -163,6 +171,9 @@ std::optional<std::string> parse_jvm_options(const char* text, jvm_settings& set
     settings.census_every = parsed.values.count("census");
     if (settings.census_every != 0 && settings.agent.record_pattern.empty())
         return std::string("census= writes its counts into the trace: give record=FILE as well");
+    settings.count = parse_count_option(parsed.values.choice("count"));
+    if (parsed.values.given("count") && (settings.stop || settings.dump))
+        return std::string("count= is chosen when the JVM starts; dump and stop write the counts it chose");
     return std::nullopt;
 }
 
@@ -205,6 +216,8 @@ public:
     bool samples_accesses() const noexcept {
         return settings_.agent.session.backend.sampler != hardware::sampler_kind::none;
     }
+    // count=: what rewrites classes and corrects at throws; null when off.
+    exact_counting* counting() noexcept { return counting_ ? &*counting_ : nullptr; }
 
     // ---- JVMTI callbacks ----
 
@@ -271,6 +284,7 @@ private:
     java_thread_envs envs_; // for the handler's AsyncGetCallTrace
     std::optional<tracked_objects> objects_; // made once the heap layout is known
     std::optional<adaptive_heap_sampling> sampling_; // track_rate=: made at start
+    std::optional<exact_counting> counting_;         // count=: made when the agent is loaded
     // Whether this JVM draws a thread's first sample point when the thread is made (JDK 25 and later) rather
     // than sampling its first checked allocation for certain (JDK 17-24).
     bool draws_first_point_at_creation_ = false;
@@ -306,6 +320,7 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
     jvmti_ = jvmti;
     settings_ = settings;
     if (auto error = prepare_agent_files(settings.agent, !live, files_)) return error;
+    settings_.agent.quiet = !speaks(settings_.agent, files_);
     sem_init(&wake_, 0, 0);
 
     jvmtiCapabilities wanted{};
@@ -314,6 +329,12 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
     wanted.can_get_line_numbers = 1;
     wanted.can_get_source_file_name = 1;
     wanted.can_tag_objects = settings.census_every != 0 ? 1 : 0;
+    if (settings.count) {
+        // Classes already loaded would run uncounted, and running methods would be counted from their middle.
+        if (live) return std::string("count= rewrites classes as they load: start the JVM with the agent (-agentpath)");
+        exact_counting::add_capabilities(wanted);
+        counting_.emplace(jvmti, *settings.count);
+    }
     if (const jvmtiError error = jvmti_->AddCapabilities(&wanted); error != JVMTI_ERROR_NONE) {
         if (error == JVMTI_ERROR_NOT_AVAILABLE)
             return std::string("the JVM refused the capabilities ojx needs (is another agent sampling allocations? "
@@ -341,6 +362,16 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
                                       const void*) {};
     callbacks.SampledObjectAlloc = [](jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size) {
         the_agent->on_sampled_allocation(jni, thread, object, klass, size);
+    };
+    callbacks.ClassFileLoadHook = [](jvmtiEnv*, JNIEnv* jni, jclass, jobject loader, const char* name, jobject,
+                                     jint length, const unsigned char* data, jint* new_length,
+                                     unsigned char** new_data) {
+        if (the_agent->counting()) the_agent->counting()->on_class_file_load(jni, loader, name, length, data, new_length, new_data);
+    };
+    callbacks.Exception = [](jvmtiEnv*, JNIEnv* jni, jthread thread, jmethodID method, jlocation location, jobject,
+                             jmethodID catch_method, jlocation catch_location) {
+        if (the_agent->counting())
+            the_agent->counting()->on_exception(jni, thread, method, location, catch_method, catch_location);
     };
     callbacks.GarbageCollectionStart = [](jvmtiEnv*) { the_agent->on_gc_start(); };
     callbacks.GarbageCollectionFinish = [](jvmtiEnv*) { the_agent->on_gc_finish(); };
@@ -474,13 +505,20 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
     else
         attach_this_thread(jni, "the main thread runs unprofiled: ");
     start_agent_thread();
+    if (counting_)
+        if (auto error = counting_->start(jni)) {
+            say("ojx: exact counts off, every class runs as it was: " + *error + "\n");
+            counting_->stop();
+        }
     if (!settings_.agent.quiet)
         say(start_line(session_.backend(), runtime_,
+                       settings_.agent.exact ? "every allocation tracked and digested whole (exact mode)"
+                                             : "allocations sampled and digested whole",
                        layout_.describe() + (settings_.agent.exact ? "; exact mode: every allocation at or above the "
                                                                      "threshold tracked, each digested whole with no "
                                                                      "budget"
                                                                    : ""),
-                       files_));
+                       files_, settings_.agent.verbose));
     return std::nullopt;
 }
 
@@ -919,8 +957,15 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
     if (followed)
         facts.agent_counters.insert(facts.agent_counters.end(), followed->counters.begin(), followed->counters.end());
     const auto copied = copy_section(followed, report, tree, naming, session_.followed_copies_description());
-    const bool written = write_agent_profile(agent_profile{report, tree, naming, facts, copied ? &*copied : nullptr}, path, session_,
-                                             {settings_.agent.quiet, why, lines});
+    std::optional<exact_counts> exact;
+    if (counting_ && counting_->started()) {
+        exact = counting_->collect(jni);
+        lines.push_back(exact_counting::summary_line(*exact));
+        for (auto& counter : counting_->counters()) facts.agent_counters.push_back(std::move(counter));
+    }
+    const bool written = write_agent_profile(agent_profile{report, tree, naming, facts, copied ? &*copied : nullptr,
+                                                           exact ? &*exact : nullptr},
+                                             path, session_, {settings_.agent.quiet, why, lines});
     if (final) {
         if (const auto recorded =
                 session_.finish_recording(naming, static_cast<type_id>(types.size()), facts.agent_counters, fields))
@@ -936,6 +981,7 @@ void agent::stop(JNIEnv* jni) {
                                    JVMTI_EVENT_GARBAGE_COLLECTION_FINISH})
         jvmti_->SetEventNotificationMode(JVMTI_DISABLE, event, nullptr);
     session_.stop();
+    if (counting_) counting_->stop();
     if (agent_thread_started_ && current_tid() != agent_tid_.load()) {
         sem_post(&wake_);
         pthread_join(agent_thread_, nullptr);

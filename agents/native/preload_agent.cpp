@@ -342,6 +342,15 @@ std::string describe_allocation_tracking(const agent& a) {
                             : ", of every allocation";
 }
 
+// The same at a glance, for the start line.
+std::string brief_allocation_tracking(const agent& a) {
+    if (a.settings.exact) return "every allocation tracked and digested whole (exact mode)";
+    if (a.rate_target) return fmt::format("about {} allocations a second tracked and digested whole",
+                                          a.settings.tracking.track_rate);
+    if (sampling) return fmt::format("one allocation per {} bytes tracked and digested whole", a.sampling_interval);
+    return "every allocation tracked and digested whole";
+}
+
 // This agent's own options, after the ones it shares with the JVM agent.
 std::vector<option_spec> preload_agent_options() {
     std::vector<option_spec> specs = common_agent_options();
@@ -380,6 +389,7 @@ std::vector<option_spec> preload_agent_options() {
         say(fmt::format("ojx: {}\nojx: not profiling\n", *error));
         return;
     }
+    a.settings.quiet = !speaks(a.settings, a.files);
     session_options& session = a.settings.session;
     session.runtime = "native (libojxpreload)";
     choose_allocation_tracking(a);
@@ -403,11 +413,12 @@ std::vector<option_spec> preload_agent_options() {
         active.store(false);
         profile.store(written);
     });
-    say(start_line(a.session.backend(), "",
-                   fmt::format("allocation stacks: {}{}",
-                               a.backtrace != libgcc_backtrace ? "libunwind" : "libgcc unwinder",
-                               describe_allocation_tracking(a)),
-                   a.files));
+    if (!a.settings.quiet)
+        say(start_line(a.session.backend(), "", brief_allocation_tracking(a),
+                       fmt::format("allocation stacks: {}{}",
+                                   a.backtrace != libgcc_backtrace ? "libunwind" : "libgcc unwinder",
+                                   describe_allocation_tracking(a)),
+                       a.files, a.settings.verbose));
     the_agent->started = std::chrono::steady_clock::now();
     profile.store(not_written, std::memory_order_release);
     active.store(true, std::memory_order_release);

@@ -51,7 +51,10 @@ std::vector<option_spec> common_agent_options() {
          "threshold tracked, every tracked object digested whole with no budget and every distinct content kept, "
          "so that each site's identical groups are exact (not with interval= or track_rate=)"},
         {"seed", option_kind::count, "1", "seed of the sampling and pairing randomness"},
-        {"quiet", option_kind::flag, "", "no summary on standard error at exit"},
+        {"quiet", option_kind::flag, "", "nothing on standard error but errors (no start line, no summary at exit)"},
+        {"verbose", option_kind::flag, "",
+         "the start line names every mechanism and why; processes started by a profiled process speak too (by "
+         "default only the first process of a tree does)"},
         {"help", option_kind::flag, "", "print the options and run without profiling"},
     };
 }
@@ -59,6 +62,8 @@ std::vector<option_spec> common_agent_options() {
 std::optional<std::string> to_agent_settings(const option_values& values, agent_settings& settings) {
     settings.help = values.flag("help");
     settings.quiet = values.flag("quiet");
+    settings.verbose = values.flag("verbose");
+    if (settings.quiet && settings.verbose) return std::string("quiet and verbose: give one of them");
     settings.exact = values.flag("exact");
     settings.file_pattern = values.text("file");
     settings.record_pattern = values.text("record");
@@ -135,12 +140,10 @@ void report_recording(const recording_summary& summary, bool quiet) {
 }
 
 std::string start_time_text() {
-    char text[32];
     const std::time_t now = std::time(nullptr);
     std::tm local{};
     localtime_r(&now, &local);
-    std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &local);
-    return text;
+    return file_timestamp(local);
 }
 
 std::string with_process_suffix(const std::string& name, std::uint64_t pid) {

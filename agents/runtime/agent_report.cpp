@@ -10,13 +10,22 @@ namespace ojx::agents {
 
 void say(std::string_view text) noexcept { (void)std::fwrite(text.data(), 1, text.size(), stderr); }
 
-std::string start_line(const hardware::hardware_backend& backend, std::string_view runtime, std::string_view details,
-                       const agent_files& files) {
-    return fmt::format("ojx: profiling pid {}{}; sampler: {}; watchpoints: {}; memory reads: {}; signals: {}; {}; {}\n",
-                       getpid(), runtime.empty() ? std::string() : fmt::format(" ({})", runtime),
-                       backend.sampler_description(), backend.watchpoint_description(),
-                       backend.memory_read_description(), backend.signal_description(), details,
-                       describe_agent_files(files));
+std::string start_line(const hardware::hardware_backend& backend, std::string_view runtime, std::string_view allocations,
+                       std::string_view details, const agent_files& files, bool verbose) {
+    const std::string who = fmt::format("ojx: profiling pid {}{}", getpid(),
+                                        runtime.empty() ? std::string() : fmt::format(" ({})", runtime));
+    if (verbose)
+        return fmt::format("{}; sampler: {}; watchpoints: {}; memory reads: {}; signals: {}; {}; {}\n", who,
+                           backend.sampler_description(), backend.watchpoint_description(),
+                           backend.memory_read_description(), backend.signal_description(), details,
+                           describe_agent_files(files));
+    const hardware::sampler_kind sampler = backend.chosen_sampler();
+    const std::string accesses =
+        sampler == hardware::sampler_kind::none
+            ? std::string("accesses not sampled")
+            : fmt::format("accesses sampled ({}), {} watchpoint{}", hardware::sampler_kind_name(sampler),
+                          backend.slot_count(), backend.slot_count() == 1 ? "" : "s");
+    return fmt::format("{}: {}; {}; profile: {}\n", who, allocations, accesses, files.profile);
 }
 
 void add_session_counters(const hardware::profiling_session& session, run_facts& facts) {

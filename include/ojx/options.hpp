@@ -33,6 +33,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -480,6 +481,14 @@ inline std::string argument_help_text(std::span<const option_spec> specs) {
 inline std::string read_option_value(const option_spec& spec, std::string_view item, std::string_view text,
                                      option_value& into) {
     return options_detail::assign(into, spec, spec.name, item, &text);
+}
+
+// The timestamp %t stands for in file names, from a local time the caller broke down (localtime_r): YYYYmmdd-HHMMSS,
+// the same wherever a name is made (an agent naming its profile, `ojx run` naming a merged one).
+inline std::string file_timestamp(const std::tm& local) {
+    char text[32];
+    const std::size_t length = std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &local);
+    return std::string(text, length);
 }
 
 // An output file name from a pattern: %p becomes the process id, %t the timestamp the caller formatted, %% a

@@ -8,6 +8,7 @@
 
 #include "ojx/allocation_metrics.hpp"
 #include "ojx/copy_profile.hpp"
+#include "ojx/exact_counts.hpp"
 #include "ojx/profiler.hpp"
 #include "ojx/site_estimate.hpp"
 #include "ojx/whole_object_evidence.hpp"
@@ -192,6 +193,7 @@ struct profile {
     run_profile run;
     std::vector<context_profile> contexts; // in rank order (ranks_before below)
     std::optional<copy_profile> copies; // none where the run made no copy graph
+    std::optional<exact_counts> exact;  // none where the run counted no allocation exactly (count=)
 };
 
 // The order every output lists contexts in: the profile's rank rule (the combined estimate, then comparisons),

@@ -332,6 +332,24 @@ inline void write_copies(std::ostream& out, const copy_profile& c) {
     out << "]}";
 }
 
+// The exact counts section: totals, the reasons code ran unmodified, and each counted site.
+inline void write_exact_counts(std::ostream& out, const exact_counts& c) {
+    out << ",\n  \"exact_counts\": {\"plans\": ";
+    write_strings(out, c.plans);
+    out << ", \"increments\": " << c.increments << ", \"corrections\": " << c.corrections
+        << ", \"methods_instrumented\": " << c.methods_instrumented << ",\n    \"left_alone\": {";
+    for (std::size_t i = 0; i < c.left_alone.size(); ++i)
+        out << (i ? ", " : "") << '"' << json_escape(c.left_alone[i].first) << "\": " << c.left_alone[i].second;
+    out << "},\n    \"sites\": [";
+    for (std::size_t i = 0; i < c.sites.size(); ++i) {
+        const counted_site& s = c.sites[i];
+        out << (i ? ",\n      " : "\n      ") << "{\"method\": \"" << json_escape(s.method) << "\", \"bci\": " << s.bci
+            << ", \"frame\": \"" << json_escape(s.frame) << "\", \"type\": \"" << json_escape(s.type)
+            << "\", \"objects\": " << s.objects << '}';
+    }
+    out << "]}";
+}
+
 } // namespace report_detail
 
 // The documented JSON profile, version 1.
@@ -345,6 +363,7 @@ inline void write_profile_json(std::ostream& out, const profile& p) {
     }
     out << "\n  ]";
     if (p.copies) report_detail::write_copies(out, *p.copies);
+    if (p.exact) report_detail::write_exact_counts(out, *p.exact);
     out << "\n}\n";
 }
 

@@ -264,7 +264,7 @@ class Suite:
             self.fail(f"defaults: accesses were sampled ({run['samples']} samples; sampler: {run['sampler']})")
         if not run["watchpoints"].startswith("none: no access sampling"):
             self.fail(f"defaults: watchpoints without a sampler: {run['watchpoints']}")
-        if "sampler: no access sampling" not in result.stderr:
+        if "accesses not sampled" not in result.stderr:
             self.fail("defaults: the start line does not say that accesses are not sampled")
         for problem in check_profile.whole_object_problems(profile, truth):
             self.fail(f"defaults: {problem}")

@@ -150,7 +150,13 @@ class Suite:
         self.check("each child writes tree.<pid>.json", len(children) == 2 and all(
             n.split(".")[1].isdigit() and n.endswith(".json") for n in children), str(os.listdir(d)))
         self.check("every child's profile is valid", all(self.valid_profile(os.path.join(d, n)) for n in children))
-        self.check("each child says whose name it derives from",
+        # The first process speaks for the tree: one start line, and the children stay quiet.
+        self.check("one start line for the tree", result.stderr.count("ojx: profiling pid") == 1,
+                   "\n".join(self.ojx_lines(result)))
+        self.check("no child says anything", "descends from profiled pid" not in result.stderr,
+                   "\n".join(self.ojx_lines(result)))
+        result = self.run([sys.executable, "-c", script], f"{QUIET},verbose,file=tree-verbose.json", cwd=d)
+        self.check("verbose: each child says whose name it derives from",
                    result.stderr.count("descends from profiled pid") == 2, "\n".join(self.ojx_lines(result)))
 
     def concurrent(self):

@@ -234,8 +234,8 @@ def main(argv):
                               ("reads=fast", "reads"), ("track_rate=0", "track_rate=0 would track nothing"),
                               ("track_rate=often", "track_rate"), ("interval=0,track_rate=1000", "both given"),
                               ("exact,interval=0", "do not go with it"), ("exact,track_rate=100", "do not go with it"),
-                              (f"reads=auto,file={workdir}/reads.json", "memory reads: guarded loads"),
-                              (f"reads=syscall,file={workdir}/reads.json", "memory reads: process_vm_readv")]:
+                              (f"verbose,reads=auto,file={workdir}/reads.json", "memory reads: guarded loads"),
+                              (f"verbose,reads=syscall,file={workdir}/reads.json", "memory reads: process_vm_readv")]:
         env = dict(os.environ, LD_PRELOAD=agent, OJX_OPTIONS=options)
         result = subprocess.run([program, "--seconds", "0.2"], env=env, capture_output=True, text=True, timeout=60)
         print(f"OJX_OPTIONS={options}: exit {result.returncode}; agent says: "

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -71,14 +72,23 @@ TEST_CASE("agent report: the start line says the pid, the runtime, the mechanism
     const auto& backend = session.backend();
     agent_files files;
     files.profile = "/p/profile.json";
+    const std::string pid = std::to_string(getpid());
+    // Verbose: every mechanism and why.
     const std::string mechanisms = "; sampler: " + backend.sampler_description() + "; watchpoints: " +
                                    backend.watchpoint_description() + "; memory reads: " +
                                    backend.memory_read_description() + "; signals: " + backend.signal_description() +
                                    "; heap layout; profile: /p/profile.json\n";
-    const std::string pid = std::to_string(getpid());
-    CHECK(start_line(backend, "OpenJDK 17 (G1)", "heap layout", files) ==
+    CHECK(start_line(backend, "OpenJDK 17 (G1)", "allocations sampled", "heap layout", files, true) ==
           "ojx: profiling pid " + pid + " (OpenJDK 17 (G1))" + mechanisms);
-    CHECK(start_line(backend, "", "heap layout", files) == "ojx: profiling pid " + pid + mechanisms);
+    CHECK(start_line(backend, "", "allocations sampled", "heap layout", files, true) ==
+          "ojx: profiling pid " + pid + mechanisms);
+    // At a glance: the allocations, whether accesses are sampled, the profile; one short line.
+    const std::string brief = start_line(backend, "OpenJDK 17 (G1)", "allocations sampled", "heap layout", files, false);
+    CHECK(brief.rfind("ojx: profiling pid " + pid + " (OpenJDK 17 (G1)): allocations sampled; accesses ", 0) == 0);
+    CHECK(brief.find("profile: /p/profile.json\n") != std::string::npos);
+    CHECK(brief.find("heap layout") == std::string::npos);
+    CHECK(std::count(brief.begin(), brief.end(), '\n') == 1);
+    CHECK(brief.size() <= 160);
 }
 
 TEST_CASE("agent report: a profile written whole, and the summary's last line says where") {

@@ -1,5 +1,6 @@
 // `ojx run`, `ojx attach` and `ojx dump`: the JVM agent (libojx.so) driven from the command line — a JVM started
-// with it, or a running JVM that it is loaded into (jvm_attach.hpp). What the agent itself says (its report,
+// with it, or a running JVM that it is loaded into (jvm_attach.hpp). `ojx run` of a command that is not `java`
+// hands it to native_run.hpp. What the agent itself says (its report,
 // its errors) goes to the JVM's standard error; these commands say what happened from the outside: whether the
 // agent accepted, and where the profile is.
 #include "agent_library.hpp"
@@ -7,6 +8,7 @@
 #include "commands.hpp"
 #include "jvm_attach.hpp"
 #include "jvm_options.hpp"
+#include "native_run.hpp"
 
 #include "ojx/options.hpp"
 
@@ -36,18 +38,24 @@ constexpr const char* profiling_options_help = R"(  --file FILE        where the
   --agent PATH       the agent, libojx.so (default: installed next to ojx, or in the build tree)
 )";
 
-constexpr const char* run_help_head = R"(usage: ojx run [OPTIONS] -- java [JAVA ARGS…]
+constexpr const char* run_help_head = R"(usage: ojx run [OPTIONS] -- COMMAND [ARGS…]
 
-Runs a Java program with the ojx agent: -agentpath:libojx.so=start,… goes right after the java command. At
-exit the agent prints its ranked report of replicated allocation sites and writes the JSON profile; ojx then
-says where the profile is. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to ojx go to the JVM. ojx exits with the
-JVM's exit status.
+Runs a program under an ojx agent and says where its profile is; ojx exits with the program's exit status.
+SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to ojx go to the program.
+
+A Java program (COMMAND is `java`): -agentpath:libojx.so=start,… goes right after the java command. At exit the
+agent prints its ranked report of replicated allocation sites and writes the JSON profile.
+
+Any other program runs with its whole process tree (a shell script, `timeout`, a build's compilers) under the
+native agent, libojxpreload.so: each process writes its profile, quietly, and at the end ojx merges them into
+the one profile --file names (%p: the command's pid), and prints one report on standard error.
 
 options:
 )";
 constexpr const char* run_help_tail = R"(
-example:
+examples:
   ojx run --file replicas.json --interval 8k --rate 1000 -- java -cp app.jar com.example.Main
+  ojx run --file tree.json -- sh -c 'timeout 60 ./server'
 )";
 
 constexpr const char* attach_help_head = R"(usage: ojx attach PID [OPTIONS]
@@ -154,6 +162,8 @@ int run_command(arguments args) {
         std::printf("%s%s%s", run_help_head, profiling_options_help, run_help_tail);
         return exit_ok;
     }
+    // A program that is not a JVM runs, with its process tree, under the native agent.
+    if (std::filesystem::path(parsed.line.command.front()).filename() != "java") return run_native(parsed.line);
     const profiling_options& profiling = parsed.line.profiling;
     std::string agent;
     if (int status = 0; !locate_agent("run", profiling.agent, agent, status)) return status;

@@ -115,7 +115,7 @@ parsed<run_command_line> parse_run_command_line(arguments args) {
     while (result.ok() && reader.next()) {
         if (reader.option() == nullptr) {
             if (!reader.separated()) {
-                result.error = "unexpected '" + std::string(reader.operand()) + "': the java command goes after '--'";
+                result.error = "unexpected '" + std::string(reader.operand()) + "': the command goes after '--'";
                 return result;
             }
             // The command, whole: what follows '--' is the java launcher's, options of ojx's names included.
@@ -132,8 +132,8 @@ parsed<run_command_line> parse_run_command_line(arguments args) {
     }
     if (result.ok()) result.error = reader.error();
     if (!result.ok()) return result;
-    if (!separated && !reader.separated()) result.error = "no java command: give it after '--'";
-    else if (result.line.command.empty()) result.error = "nothing after '--': give the java command there";
+    if (!separated && !reader.separated()) result.error = "no command: give it after '--'";
+    else if (result.line.command.empty()) result.error = "nothing after '--': give the command there";
     return result;
 }
 

@@ -17,8 +17,9 @@ commands:
                         tools and continuous-profiling systems
   merge PROFILE… -o OUT one profile from many (threads, processes, hosts), estimates recomputed from the
                         summed evidence
-  run [OPTIONS] -- java …
-                        start a JVM with the ojx agent and print its report at exit
+  run [OPTIONS] -- COMMAND …
+                        run a program (a JVM, or a native program and its process tree) under an ojx agent
+                        and print its report at exit
   attach PID [OPTIONS]  start profiling a running JVM (dynamic attach)
   dump PID [OPTIONS]    write a running JVM's profile now (and with --stop, stop profiling)
   replay TRACE -o OUT   analyse a recorded trace again (same profile, or other estimator settings)

@@ -36,7 +36,8 @@ struct agent_settings {
     session_options session;
     std::string file_pattern; // with %p and %t still in it
     std::string record_pattern; // the trace's file (record=), likewise; empty: no recording
-    bool quiet = false;
+    bool quiet = false;   // nothing on standard error but errors
+    bool verbose = false; // the start line in full, and a profiled process's descendants speak too
     bool help = false;
     // exact: the verification mode. The agent tracks every allocation at or above the threshold and digests
     // with no budget (its own settings); the session keeps every distinct content of a site.
@@ -106,6 +107,12 @@ struct agent_files {
     std::string trace;         // absolute; empty: no recording
     std::uint64_t root_pid = 0; // the profiled ancestor whose environment this process inherited; 0: none
 };
+
+// Whether this process speaks on standard error beyond its errors: not with `quiet`, and not in a descendant of a
+// profiled process (the first process of a tree speaks for it) unless `verbose` asks.
+inline bool speaks(const agent_settings& settings, const agent_files& files) noexcept {
+    return !settings.quiet && (files.root_pid == 0 || settings.verbose);
+}
 
 // This process's files from the patterns in `settings` (%p, %t expanded with `pid` and `start_time`). With
 // `mark_environment`, a root sets the variables above for its descendants (only before the program starts

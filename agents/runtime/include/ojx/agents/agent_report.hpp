@@ -7,6 +7,7 @@
 #include "ojx/hardware/agent_output_file.hpp"
 #include "ojx/hardware/profiling_session.hpp"
 #include "ojx/copy_profile.hpp"
+#include "ojx/exact_counts.hpp"
 #include "ojx/followed_copy_graph.hpp"
 #include "ojx/report.hpp"
 
@@ -23,10 +24,13 @@ namespace ojx::agents {
 // destructor ends the program.
 void say(std::string_view text) noexcept;
 
-// "ojx: profiling pid P (RUNTIME); sampler: …; watchpoints: …; memory reads: …; signals: …; DETAILS; profile: …",
-// newline included. `runtime` is left out when empty; `details` is the agent's own (allocation stacks, heap layout).
-std::string start_line(const hardware::hardware_backend& backend, std::string_view runtime, std::string_view details,
-                       const agent_files& files);
+// The line an agent says as it starts, newline included: one a person reads at a glance — "ojx: profiling pid P
+// (RUNTIME): ALLOCATIONS; accesses …; profile: FILE" — or, `verbose`, every mechanism and why: "ojx: profiling pid P
+// (RUNTIME); sampler: …; watchpoints: …; memory reads: …; signals: …; DETAILS; profile: …". `runtime` is left out
+// when empty; `allocations` says briefly how allocations are tracked, `details` at length (the agent's own:
+// allocation stacks, heap layout). The profile's run facts hold the long descriptions whatever is said here.
+std::string start_line(const hardware::hardware_backend& backend, std::string_view runtime, std::string_view allocations,
+                       std::string_view details, const agent_files& files, bool verbose);
 
 // The run.agent counters every session has, appended to `facts` (after the health counters facts() gave): samples
 // and traps dropped while the profiler was busy, single steps (and those refused at system calls), sampling
@@ -41,6 +45,7 @@ struct agent_profile {
     const report_naming& naming;
     const run_facts& facts;
     const copy_profile* copies = nullptr; // where values were followed (copies=)
+    const exact_counts* exact = nullptr;  // where allocations were counted exactly (the JVM agent's count=)
 };
 
 // What a session's copy graph holds, taken with its analyses locked (followed_copies_of): none where the run
@@ -82,6 +87,7 @@ bool write_agent_profile(const agent_profile<Tree>& profile, const std::string& 
                    const hardware::profiling_session& session, const summary_settings& settings) {
     ojx::profile named = profile_of(profile.report, profile.tree, profile.naming, profile.facts);
     if (profile.copies) named.copies = *profile.copies;
+    if (profile.exact) named.exact = *profile.exact;
     hardware::output_file out;
     std::optional<std::string> error = out.open(path);
     if (!error) {
