@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -61,6 +62,26 @@ inline void normalise(exact_counts& counts) {
         else summed.push_back(std::move(r));
     }
     reasons = std::move(summed);
+}
+
+// The `top` sites that allocated most, most first (ties by site), as every report lists them.
+inline std::vector<const counted_site*> most_counted(const exact_counts& c, std::size_t top) {
+    std::vector<const counted_site*> most;
+    for (const counted_site& s : c.sites) most.push_back(&s);
+    const std::size_t shown = std::min(top, most.size());
+    std::partial_sort(most.begin(), most.begin() + static_cast<std::ptrdiff_t>(shown), most.end(),
+                      [](const counted_site* a, const counted_site* b) {
+                          return a->objects != b->objects ? a->objects > b->objects : site_before(*a, *b);
+                      });
+    most.resize(shown);
+    return most;
+}
+
+// Every object the sites counted.
+inline std::uint64_t objects_counted(const exact_counts& c) noexcept {
+    std::uint64_t objects = 0;
+    for (const counted_site& s : c.sites) objects += s.objects;
+    return objects;
 }
 
 // Adds `more` into `into`, as `ojx merge` does: counts and totals summed, site by site. The result does not depend

@@ -7,6 +7,7 @@
 
 #include "ojx/copy_node_names.hpp"
 #include "ojx/copy_sources.hpp"
+#include "ojx/exact_counts_view.hpp"
 #include "ojx/profile.hpp"
 #include "ojx/site_pools.hpp"
 #include "ojx/site_selection.hpp"
@@ -330,6 +331,7 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
     }
     write_text_report(out, sources_read, p.run, table.best(), table.totals(), options,
                       p.copies ? &*p.copies : nullptr, pools.finish(p.run.estimator));
+    if (p.exact) write_exact_counts_view(out, *p.exact, top);
 }
 
 } // namespace ojx

@@ -283,6 +283,36 @@ def check_pooled(driver, data, steps):
                  else "pooled sites: none in the data, no section")
 
 
+def check_exact(driver, data, steps):
+    """The exact counts: the section shown where the page's data has them (hidden where not), its summary with the
+    totals, and a row per listed site, most objects first, each with the data's count and site."""
+    exact = data.get("exact")
+    shown = driver.script("return !document.getElementById('exact-section').hidden")
+    if shown != bool(exact):
+        raise Failure(f"the exact counts section is {'shown' if shown else 'hidden'}, the data "
+                      f"{'has' if exact else 'has no'} exact counts")
+    if not exact:
+        steps.append("exact counts: none in the data, no section")
+        return
+    summary = driver.text(driver.find_one("#exact-summary"))
+    for number in (exact["objects"], exact["increments"], exact["sites_total"]):
+        if f"{number:,}" not in summary:
+            raise Failure(f"the exact counts summary lacks {number:,}: {summary!r}")
+    counts = [s["objects"] for s in exact["sites"]]
+    if counts != sorted(counts, reverse=True):
+        raise Failure(f"the data's exact sites are not most objects first: {counts}")
+    for index, site in enumerate(exact["sites"]):
+        field = lambda f: driver.text(driver.find_one(f'#exact tr[data-exact-index="{index}"] [data-field="{f}"]'))
+        if field("exact-objects") != f"{site['objects']:,}":
+            raise Failure(f"exact site {index} shows {field('exact-objects')!r} objects, the data {site['objects']}")
+        if field("exact-site") != data["strings"][site["frame"]]:
+            raise Failure(f"exact site {index} is named {field('exact-site')!r}")
+    rows = driver.script("return document.querySelectorAll('#exact tbody tr').length")
+    if rows != len(exact["sites"]):
+        raise Failure(f"the exact counts table has {rows} rows for {len(exact['sites'])} sites")
+    steps.append(f"exact counts: {rows} site(s) of {exact['sites_total']}, most objects first, summary with the totals")
+
+
 def planted_context(data, name):
     """The first (best ranked) context allocated at NAME, else of type NAME, else with NAME among its frames."""
     strings = data["strings"]
@@ -497,6 +527,7 @@ def run_checks(driver, page, name, copies_expected, artefacts, steps):
                  (f", θ {context['theta']}, [ω, γ] [{context['omega']}, {context['gamma']}]" if compared else ""))
     check_estimates_shown(driver, data, steps)
     check_pooled(driver, data, steps)
+    check_exact(driver, data, steps)
 
     # The flame view: the planted context's box, wide enough to see and to click, and a box named NAME.
     box_css = f'#flame-nodes .node[data-kind="context"][data-context-index="{index}"]'

@@ -82,6 +82,35 @@ const T& pick(const std::vector<T>& from, std::mt19937& random) {
 // are not copies. The code that copied as the agents record it: two contexts and other code for the planted copy,
 // one context for the static table, one with no frames, and none for the fresh references (as where a profile
 // that recorded no code was merged in).
+// Exact counts (docs/profile-format.md, "exact_counts") as the JVM agent writes them with count=paths: the planted
+// site counted most, then sites with fewer objects, more of them than a page lists.
+exact_counts make_exact(const std::string& planted_frame) {
+    exact_counts c;
+    c.plans = {"paths"};
+    c.increments = 987654;
+    c.corrections = 12;
+    c.methods_instrumented = 3210;
+    c.left_alone = {{"no allocation site", 20000}};
+    counted_site planted;
+    planted.method = "com.acme.ingest.DictionaryPageReader.readPage(I)[B";
+    planted.bci = 41;
+    planted.frame = planted_frame;
+    planted.type = "byte[]";
+    planted.objects = 1234567;
+    c.sites.push_back(planted);
+    for (std::uint32_t i = 0; i < 60; ++i) {
+        counted_site s;
+        s.method = "com.acme.util.Buffers.grow" + std::to_string(i) + "(I)[J";
+        s.bci = 3 + i;
+        s.frame = "com.acme.util.Buffers.grow" + std::to_string(i) + "(Buffers.java:" + std::to_string(200 + i) + ")";
+        s.type = "long[]";
+        s.objects = 1000 + 37 * i;
+        c.sites.push_back(s);
+    }
+    normalise(c);
+    return c;
+}
+
 copy_profile make_copies(const std::vector<std::string>& planted_frames) {
     const std::vector<copy_site> sites = {
         {"com.acme.ingest.Record", {"com.acme.ingest.Decoder.next(Decoder.java:58)",
@@ -218,6 +247,7 @@ profile make_profile(std::size_t count) {
     std::sort(p.contexts.begin(), p.contexts.end(),
               [](const context_profile& a, const context_profile& b) { return ranks_before(a, b); });
     p.copies = make_copies(planted_frames);
+    p.exact = make_exact(planted_frames.front());
     return p;
 }
 

@@ -333,9 +333,33 @@ void append_copies(std::string& json, const copy_profile& whole, double level, s
     json += "]}";
 }
 
+// The exact counts section as the page shows it: the totals, and the `top` sites that allocated most, most first
+// (exact_counts_view.hpp prints the same in text): {"plans", "objects", "increments", "corrections",
+// "methods_instrumented", "sites_total", "sites": [{"frame", "type" (string indices), "bci", "objects"}]}.
+void append_exact(std::string& json, const exact_counts& c, std::size_t top, string_table& strings) {
+    json += "{\"plans\":[";
+    for (std::size_t i = 0; i < c.plans.size(); ++i) {
+        if (i) json += ',';
+        append_string(json, c.plans[i]);
+    }
+    json += "],\"objects\":" + std::to_string(objects_counted(c)) + ",\"increments\":" + std::to_string(c.increments) +
+            ",\"corrections\":" + std::to_string(c.corrections) +
+            ",\"methods_instrumented\":" + std::to_string(c.methods_instrumented) +
+            ",\"sites_total\":" + std::to_string(c.sites.size()) + ",\"sites\":[";
+    bool first = true;
+    for (const counted_site* site : most_counted(c, top)) {
+        json += first ? "" : ",";
+        first = false;
+        json += "{\"frame\":" + std::to_string(strings.index(site->frame)) +
+                ",\"type\":" + std::to_string(strings.index(site->type)) + ",\"bci\":" + std::to_string(site->bci) +
+                ",\"objects\":" + std::to_string(site->objects) + '}';
+    }
+    json += "]}";
+}
+
 // What the page's script reads: {"run", "total_contexts", "contexts" (the top ones, rank order), "pooled" (the
 // pooled sites' findings, each a context with "pooled_contexts" and "replicated_contexts"), "copies" (only with a
-// copy section), "strings"}.
+// copy section), "exact" (only with exact counts), "strings"}.
 std::string page_data(const profile& p, std::size_t top, const std::vector<pooled_site>& pooled) {
     string_table strings;
     std::string contexts = "[";
@@ -363,6 +387,10 @@ std::string page_data(const profile& p, std::size_t top, const std::vector<poole
     if (p.copies) {
         json += ",\n\"copies\":";
         append_copies(json, *p.copies, p.run.estimator.confidence, strings);
+    }
+    if (p.exact) {
+        json += ",\n\"exact\":";
+        append_exact(json, *p.exact, top, strings);
     }
     json += ",\n\"strings\":[";
     for (std::size_t i = 0; i < strings.names().size(); ++i) {

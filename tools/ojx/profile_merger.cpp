@@ -120,10 +120,17 @@ void profile_merger::add_copies(const copy_profile& copies) {
     else copies_ = copies; // a single profile's section stays exactly as written
 }
 
+void profile_merger::add_exact(const exact_counts& exact) {
+    if (exact_) add_counts(*exact_, exact);
+    else exact_ = exact;
+}
+
 std::optional<std::string> profile_merger::finish(profile& out) {
     out.run = run_;
     out.copies = std::move(copies_);
     copies_.reset();
+    out.exact = std::move(exact_);
+    exact_.reset();
     out.contexts.clear();
     out.contexts.reserve(sites_.size());
     bool merged_any = profiles_added_ > 1;
@@ -157,11 +164,13 @@ std::optional<std::string> load_profiles(const std::vector<std::string>& paths, 
     for (const std::string& path : paths) {
         run_profile run;
         std::optional<copy_profile> copies;
+        std::optional<exact_counts> exact;
         if (auto error = read_profile(
-                path, run, [&](context_profile&& c) { merger.add_context(std::move(c), path); }, &copies))
+                path, run, [&](context_profile&& c) { merger.add_context(std::move(c), path); }, &copies, &exact))
             return error;
         if (auto error = merger.add_run(run, path)) return error;
         if (copies) merger.add_copies(*copies);
+        if (exact) merger.add_exact(*exact);
     }
     return merger.finish(out);
 }

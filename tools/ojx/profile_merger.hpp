@@ -25,6 +25,8 @@ public:
     std::optional<std::string> add_run(const run_profile& run, const std::string& source);
     // A profile's copy section, if it has one.
     void add_copies(const copy_profile& copies);
+    // Adds a profile's exact counts section: counts summed site by site (exact_counts.hpp).
+    void add_exact(const exact_counts& exact);
 
     // The merged profile, contexts in rank order. Fails if a site seen more than once has no evidence sums to
     // add (a profile written before profiles carried them).
@@ -41,6 +43,7 @@ private:
     std::unordered_map<std::string, std::size_t> site_index_;
     run_profile run_;
     std::optional<copy_profile> copies_; // none until a profile with a copy section is added
+    std::optional<exact_counts> exact_;  // none until a profile with exact counts is added
     std::string first_source_;
     std::size_t profiles_added_ = 0;
 };

@@ -112,6 +112,7 @@ public:
     bool saw_version() const noexcept { return version_ != 0; }
     std::size_t contexts_read() const noexcept { return context_index_; }
     std::optional<copy_profile>& copies() noexcept { return copies_; }
+    std::optional<exact_counts>& exact() noexcept { return exact_; }
 
     bool Null() { return value({scalar::kind::null}); }
     bool Bool(bool b) { return value({scalar::kind::boolean, 0, 0, b}); }
@@ -177,6 +178,14 @@ public:
             }
             if (path_ == "copies.edges[].copied_by[]" && in_array()) edge_.copied_by.emplace_back();
         }
+        if (depth_ == 1 && key_ == "exact_counts") {
+            exact_.emplace();
+            in_exact_ = true;
+        }
+        if (in_exact_ && path_ == "exact_counts.sites[]" && in_array()) {
+            exact_->sites.emplace_back();
+            site_fields_ = 0;
+        }
         if (path_ == "contexts[]" && in_array() && !in_context_) {
             if (!saw_version()) return fail("not an ojx profile (no ojx_profile_version before its contexts)");
             in_context_ = true;
@@ -212,6 +221,12 @@ public:
             in_copies_ = false;
             return finish_copies();
         }
+        if (in_exact_ && path_ == "exact_counts.sites[]" && depth_ == 3 && site_fields_ != 31)
+            return fail(where() + "a site needs 'method', 'bci', 'frame', 'type' and 'objects'");
+        if (in_exact_ && depth_ == 1) {
+            in_exact_ = false;
+            return finish_exact();
+        }
         return true;
     }
 
@@ -219,6 +234,7 @@ public:
         if (depth_ == 0) return fail("not an ojx profile (the top level is an array, not an object)");
         if (depth_ == 1 && key_ == "run") return wrong_type("run", "an object");
         if (depth_ == 1 && key_ == "copies") return wrong_type("copies", "an object");
+        if (depth_ == 1 && key_ == "exact_counts") return wrong_type("exact_counts", "an object");
         if (!enter(true)) return false;
         if (in_context_ && path_ == "contexts[].allocation.frames[]") present_ |= has_frames; // may be empty
         return true;
@@ -264,6 +280,7 @@ private:
     std::string where() const {
         if (in_context_) return "context " + std::to_string(context_index_ + 1) + ": ";
         if (in_copies_) return "copies: ";
+        if (in_exact_) return "exact_counts: ";
         return path_.starts_with("run") ? "run: " : "";
     }
 
@@ -301,6 +318,7 @@ private:
         if (path_.empty()) return top_value(v);
         if (path_.starts_with("run")) return run_value(v, in_array());
         if (in_copies_) return copies_value(v);
+        if (in_exact_) return exact_value(v);
         return true;
     }
 
@@ -308,6 +326,7 @@ private:
         if (key_ == "run") return wrong_type("run", "an object");
         if (key_ == "contexts") return wrong_type("contexts", "a list of contexts");
         if (key_ == "copies") return wrong_type("copies", "an object");
+        if (key_ == "exact_counts") return wrong_type("exact_counts", "an object");
         if (key_ != "ojx_profile_version") return true;
         std::uint64_t version = 0;
         if (v.what != scalar::kind::unsigned_integer || v.integer == 0)
@@ -694,6 +713,58 @@ private:
         return true;
     }
 
+    // The exact counts section (exact_counts.hpp): totals, reasons and sites, checked as they are read.
+    bool exact_value(const scalar& v) {
+        exact_counts& c = *exact_;
+        if (path_ == "exact_counts") {
+            if (key_ == "increments") return count(v, key_, c.increments);
+            if (key_ == "corrections") return count(v, key_, c.corrections);
+            if (key_ == "methods_instrumented") return count(v, key_, c.methods_instrumented);
+            if (key_ == "plans" || key_ == "left_alone" || key_ == "sites")
+                return wrong_type(key_, key_ == "left_alone" ? "an object" : "a list");
+            return true;
+        }
+        if (path_ == "exact_counts.plans[]") return text(v, "plans", c.plans.emplace_back());
+        if (path_ == "exact_counts.left_alone") {
+            c.left_alone.emplace_back(key_, 0);
+            return count(v, "left_alone." + key_, c.left_alone.back().second);
+        }
+        if (path_ == "exact_counts.sites[]") {
+            if (in_array()) return wrong_type("sites", "a list of objects");
+            counted_site& site = c.sites.back();
+            if (key_ == "method") return text(v, "sites.method", site.method) && mark_site_field(1);
+            if (key_ == "bci") {
+                std::uint64_t bci = 0;
+                if (!count(v, "sites.bci", bci)) return false;
+                if (bci > 65535) return wrong_type("sites.bci", "a bytecode index (at most 65535)");
+                site.bci = static_cast<std::uint32_t>(bci);
+                return mark_site_field(2);
+            }
+            if (key_ == "frame") return text(v, "sites.frame", site.frame) && mark_site_field(4);
+            if (key_ == "type") return text(v, "sites.type", site.type) && mark_site_field(8);
+            if (key_ == "objects") return count(v, "sites.objects", site.objects) && mark_site_field(16);
+            return true;
+        }
+        return true;
+    }
+
+    bool mark_site_field(unsigned field) {
+        site_fields_ |= field;
+        return true;
+    }
+
+    // A site listed twice would be counted twice on merging: refused, as the writer never writes one.
+    bool finish_exact() {
+        std::vector<counted_site> sorted = exact_->sites;
+        std::sort(sorted.begin(), sorted.end(), site_before);
+        for (std::size_t i = 1; i < sorted.size(); ++i)
+            if (same_site(sorted[i], sorted[i - 1]))
+                return fail("exact_counts: site " + sorted[i].method + " bci " + std::to_string(sorted[i].bci) +
+                            " is listed twice");
+        normalise(*exact_);
+        return true;
+    }
+
     bool mark_sum(unsigned sum) {
         edge_.sums |= sum;
         return true;
@@ -867,6 +938,10 @@ private:
     std::optional<copy_profile> copies_; // the copy section, when the profile has one
     edge_read edge_;                     // the edge being read in it
     unsigned field_name_parts_ = 0;      // type, offset and name of the field name being read: a bit each
+
+    bool in_exact_ = false;
+    std::optional<exact_counts> exact_; // the exact counts section, when the profile has one
+    unsigned site_fields_ = 0;          // method, bci, frame, type, objects of the site being read: a bit each
 };
 
 struct file_closer {
@@ -876,17 +951,21 @@ struct file_closer {
 } // namespace
 
 std::optional<std::string> read_profile(const std::string& path, run_profile& run,
-                                        const context_consumer& on_context, std::optional<copy_profile>* copies) {
+                                        const context_consumer& on_context, std::optional<copy_profile>* copies,
+                                        std::optional<exact_counts>* exact) {
     if (copies) copies->reset();
+    if (exact) exact->reset();
     const std::unique_ptr<std::FILE, file_closer> file(std::fopen(path.c_str(), "rb"));
     if (!file) return path + ": cannot read: " + std::strerror(errno);
-    return read_profile(file.get(), path, run, on_context, copies);
+    return read_profile(file.get(), path, run, on_context, copies, exact);
 }
 
 std::optional<std::string> read_profile(std::FILE* file, const std::string& path, run_profile& run,
-                                        const context_consumer& on_context, std::optional<copy_profile>* copies) {
+                                        const context_consumer& on_context, std::optional<copy_profile>* copies,
+                                        std::optional<exact_counts>* exact) {
     run = run_profile{};
     if (copies) copies->reset();
+    if (exact) exact->reset();
     profile_handler handler(run, on_context);
     char buffer[1 << 16];
     rapidjson::FileReadStream stream(file, buffer, sizeof buffer);
@@ -909,6 +988,7 @@ std::optional<std::string> read_profile(std::FILE* file, const std::string& path
     }
     if (!handler.saw_version()) return path + ": not an ojx profile (no ojx_profile_version field)";
     if (copies) *copies = std::move(handler.copies());
+    if (exact) *exact = std::move(handler.exact());
     return std::nullopt;
 }
 

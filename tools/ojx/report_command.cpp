@@ -195,13 +195,15 @@ int report_command(arguments args) {
     };
     run_profile run;
     std::optional<copy_profile> copies;
+    std::optional<exact_counts> exact;
     if (r.profiles.size() > 1) {
         profile merged;
         if (const auto error = load_profiles(r.profiles, merged)) return input_error("report", *error);
         run = merged.run;
         copies = std::move(merged.copies);
+        exact = std::move(merged.exact);
         for (context_profile& c : merged.contexts) take(std::move(c));
-    } else if (const auto error = read_profile(r.profiles.front(), run, take, &copies)) {
+    } else if (const auto error = read_profile(r.profiles.front(), run, take, &copies, &exact)) {
         return input_error("report", *error);
     }
 
@@ -218,7 +220,7 @@ int report_command(arguments args) {
         }
     }
     const std::vector<pooled_site> pooled = pools.finish(run.estimator);
-    if (html != nullptr) write_html(*html, profile{run, page.best(), copies}, r.html_settings, pooled);
+    if (html != nullptr) write_html(*html, profile{run, page.best(), copies, exact}, r.html_settings, pooled);
     if (pprof_sites)
         if (const auto error = pprof_sites->finish(*pprof, run)) return failed(r.pprof + ": " + *error);
     for (const auto& file : files)
@@ -232,6 +234,7 @@ int report_command(arguments args) {
         write_text_report(std::cout, r.profiles, run, table.best(), table.totals(), r.text,
                           copies ? &*copies : nullptr, pooled);
         if (copies) write_copies_view(std::cout, *copies, run.estimator.confidence, r.text);
+        if (exact) write_exact_counts_view(std::cout, *exact, r.top);
     }
     for (const std::string& path : {r.html, r.collapsed, r.pprof})
         if (!path.empty() && path != "-") std::fprintf(stderr, "ojx report: wrote %s\n", path.c_str());
