@@ -377,3 +377,30 @@ TEST_CASE("an allocation over objects a collection has not relocated yet is no i
         CHECK(heap.layout.totals().evicted_objects == (relocated ? 0 : 1));
     }
 }
+
+TEST_CASE("two collections before their relocations: allocations after the first relocation wait for the second",
+          "[heap]") {
+    // The JVM census suite's case (Serial, two collections starting before the agent relocated the first): the
+    // first relocation puts the objects where the first collection left them; the second collection has moved one
+    // of them already, and new objects are allocated where it was; the second relocation brings it back.
+    hand_trace t;
+    t.add(allocation_event{1, 0x1000, 0x40, 2, 1});
+    t.add(allocation_event{1, 0x1040, 0x40, 2, 1});
+    t.add(gc_start_event{1});
+    t.add(gc_start_event{2});
+    t.add(relocated_object_event{0x1000, 0x2000, 0x40, {2, 1, 1}});
+    t.add(relocated_object_event{0x1040, 0x2040, 0x40, {2, 1, 2}});
+    t.add(relocation_event{2});
+    t.add(allocation_event{1, 0x2000, 0x40, 2, 1}); // where the second collection moved the first object from
+    t.add(relocated_object_event{0x2000, 0x3000, 0x40, {2, 1, 1}});
+    t.add(relocated_object_event{0x2040, 0x2040, 0x40, {2, 1, 2}});
+    t.add(relocated_object_event{0x2000, 0x2000, 0x40, {2, 1, 3}});
+    t.add(relocation_event{3});
+    const auto file = t.bytes();
+    const auto heap = replay::reconstruct_heap(file, "two.ojxt", after(t.events));
+    REQUIRE(heap.error.empty());
+    CHECK(heap.layout.problems() == 0);
+    CHECK(objects_of(heap.layout) ==
+          object_set{{0x2000, {0x40, 2, 1}}, {0x2040, {0x40, 2, 1}}, {0x3000, {0x40, 2, 1}}});
+    CHECK(heap.layout.totals().evicted_objects == 0);
+}

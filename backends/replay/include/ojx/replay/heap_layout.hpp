@@ -196,13 +196,18 @@ private:
     // Between a collection's start and the relocation of its survivors (a recorder that relocates, the JVM
     // agent), the trace's objects are where the collection found them, and new objects are allocated where it
     // left room: an allocation that overlaps live objects is no inconsistency then. They are set aside; the
-    // relocation brings back those that survived, and the rest died in the collection. A collection that ends
-    // (GC end) with objects still set aside had them evicted by the overlap after all.
+    // relocation brings back those that survived, and the rest died in the collection. A recorder relocates once
+    // per collection, so while collections started outnumber relocations one is still pending: two collections
+    // that start before the first one's relocation leave the second pending after it, and objects that the second
+    // moved are found by its own relocation. A collection that ends (GC end, a recorder that does not relocate)
+    // with objects still set aside had them evicted by the overlap after all.
     void start_collection() {
         ++totals_.gcs;
+        ++pending_collections_;
         collecting_ = true;
     }
     void end_collection() {
+        pending_collections_ = 0;
         collecting_ = false;
         for (const auto& [where, object] : displaced_) {
             ++totals_.evicted_objects;
@@ -232,7 +237,8 @@ private:
         before.swap(live_);
         std::map<address, live_object> displaced;
         displaced.swap(displaced_);
-        collecting_ = false;
+        if (pending_collections_ > 0) --pending_collections_;
+        collecting_ = pending_collections_ > 0;
         const auto matches = [](const relocated_object_event& o, const live_object& object) {
             return object.size == o.size && object.context == o.object.allocation_context && object.type == o.object.type;
         };
@@ -308,6 +314,7 @@ private:
     std::map<address, live_object> live_;
     survivor_decoder relocating_; // the survivors since the last relocation record
     bool collecting_ = false; // a collection has started, and neither ended nor been relocated
+    std::uint64_t pending_collections_ = 0; // collections started and not yet relocated (or ended)
     std::map<address, live_object> displaced_; // overlapped by allocations while collecting_ (see start_collection)
     heap_totals totals_;
     std::array<std::uint64_t, heap_problem_kinds> counts_{};
