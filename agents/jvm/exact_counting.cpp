@@ -445,23 +445,6 @@ exact_counts exact_counting::collect(JNIEnv* jni) {
     return out;
 }
 
-std::string exact_counting::summary_line(const exact_counts& counts) {
-    std::uint64_t objects = 0;
-    for (const auto& s : counts.sites) objects += s.objects;
-    std::string line = fmt::format(
-        "exact counts ({}): {} objects at {} sites, {} increments, {} frames corrected at throws, {} methods "
-        "instrumented",
-        counts.plans.empty() ? std::string("?") : counts.plans.front(), objects, counts.sites.size(),
-        counts.increments, counts.corrections, counts.methods_instrumented);
-    std::uint64_t left = 0;
-    for (const auto& [reason, n] : counts.left_alone) left += n;
-    if (left == 0) return line + ", nothing left alone";
-    line += fmt::format("; left alone ({}):", left);
-    for (std::size_t i = 0; i < counts.left_alone.size(); ++i)
-        line += fmt::format("{} {} × {}", i == 0 ? "" : ";", counts.left_alone[i].second, counts.left_alone[i].first);
-    return line;
-}
-
 std::vector<std::pair<std::string, std::uint64_t>> exact_counting::counters() const {
     return {{"count_classes_retransformed", retransformed_},
             {"count_retransform_batches", retransform_batches_},

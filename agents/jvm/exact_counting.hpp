@@ -55,8 +55,6 @@ public:
 
     // Every site's objects so far (counter values read from the Java heap). On a Java thread.
     exact_counts collect(JNIEnv* jni);
-    // The exit summary's line.
-    static std::string summary_line(const exact_counts& counts);
     // run.agent counters: retransformation at start (classes, batches, the longest and total pause).
     std::vector<std::pair<std::string, std::uint64_t>> counters() const;
 

@@ -960,7 +960,6 @@ bool agent::write_profile(JNIEnv* jni, const char* why, const std::string& file,
     std::optional<exact_counts> exact;
     if (counting_ && counting_->started()) {
         exact = counting_->collect(jni);
-        lines.push_back(exact_counting::summary_line(*exact));
         for (auto& counter : counting_->counters()) facts.agent_counters.push_back(std::move(counter));
     }
     const bool written = write_agent_profile(agent_profile{report, tree, naming, facts, copied ? &*copied : nullptr,

@@ -118,9 +118,9 @@ def main(argv):
                 check(f"{what}: no VerifyError or ClassFormatError",
                       "VerifyError" not in result.stderr and "ClassFormatError" not in result.stderr,
                       result.stderr[-3000:])
-                check(f"{what}: the exit summary says what was counted",
-                      re.search(r"ojx: exact counts \(" + plan + r"\): \d+ objects at \d+ sites", result.stderr)
-                      is not None, result.stderr[-2000:])
+                check(f"{what}: the exit report says what was counted",
+                      re.search(r"Exact allocation counts \(count=" + plan + r"\): \d+ objects at \d+ bytecode sites",
+                                result.stderr) is not None, result.stderr[-2000:])
                 profile = os.path.join(work, jdk, name + ".json")
                 if truth is None or not os.path.exists(profile):
                     check(f"{what}: the truth and the profile are written", False)
@@ -160,8 +160,8 @@ def main(argv):
                              filecmp.cmp(os.path.join(out_plain, n), os.path.join(out_counted, n), shallow=False)
                              for n in names)
         check(f"javac writes the same {len(names)} class files, byte for byte", bool(same))
-        summary = re.search(r"ojx: exact counts.*", counted_run.stderr)
-        check("javac's exit summary says what was counted", summary is not None, counted_run.stderr[-2000:])
+        summary = re.search(r"Exact allocation counts \(count=paths\).*", counted_run.stderr)
+        check("javac's exit report says what was counted", summary is not None, counted_run.stderr[-2000:])
         if summary:
             print("    " + summary.group(0))
 

@@ -7,6 +7,7 @@
 // view; bad sections are refused with one line.
 #include "profile_merger.hpp"
 #include "profile_reader.hpp"
+#include "scratch_file.hpp"
 
 #include "ojx/emulation/copy_profiling_session.hpp"
 #include "ojx/emulation/copy_programs.hpp"
@@ -42,14 +43,7 @@ namespace {
 const report_naming naming{[](std::uint64_t frame) { return "Copies.f" + std::to_string(frame & 0xffff) + "()"; },
                            [](type_id type) { return "Record" + std::to_string(type); }};
 
-struct scratch_file {
-    std::filesystem::path path;
-    scratch_file(const std::string& name, const std::string& content)
-        : path(std::filesystem::temp_directory_path() / ("ojx-copies-" + name)) {
-        std::ofstream(path, std::ios::binary) << content;
-    }
-    ~scratch_file() { std::filesystem::remove(path); }
-};
+using ojx::tool::testing::scratch_file;
 
 std::string json_of(const profile& p) {
     std::ostringstream out;

@@ -3,6 +3,7 @@
 // inputs; and the text view says what was counted, at what cost, and the sites that allocated most.
 #include "profile_merger.hpp"
 #include "profile_reader.hpp"
+#include "scratch_file.hpp"
 
 #include "ojx/exact_counts_view.hpp"
 #include "ojx/profile_writer.hpp"
@@ -21,14 +22,7 @@ using namespace ojx::tool;
 
 namespace {
 
-struct scratch_file {
-    std::filesystem::path path;
-    explicit scratch_file(const std::string& name, const std::string& content)
-        : path(std::filesystem::temp_directory_path() / ("ojx-exact-" + name)) {
-        std::ofstream(path, std::ios::binary) << content;
-    }
-    ~scratch_file() { std::filesystem::remove(path); }
-};
+using ojx::tool::testing::scratch_file;
 
 counted_site site(std::string method, std::uint32_t bci, std::uint64_t objects) {
     counted_site s;

@@ -3,6 +3,7 @@
 // problem — never a crash, never a silently partial profile.
 #include "generated_profiles.hpp"
 #include "profile_reader.hpp"
+#include "scratch_file.hpp"
 
 #include "ojx/emulation/heap_shapes.hpp"
 #include "ojx/emulation/session.hpp"
@@ -23,14 +24,7 @@ using namespace ojx::tool::testing;
 
 namespace {
 
-struct scratch_file {
-    std::filesystem::path path;
-    explicit scratch_file(const std::string& name, const std::string& content)
-        : path(std::filesystem::temp_directory_path() / ("ojx-reader-" + name)) {
-        std::ofstream(path, std::ios::binary) << content;
-    }
-    ~scratch_file() { std::filesystem::remove(path); }
-};
+using ojx::tool::testing::scratch_file;
 
 struct read_result {
     std::optional<std::string> error;

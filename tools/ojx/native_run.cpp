@@ -13,14 +13,15 @@
 
 #include "ojx/options.hpp"
 #include "ojx/profile_writer.hpp"
+#include "ojx/text_report.hpp"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <iostream>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -61,13 +62,14 @@ int run_native(const run_command_line& line) {
         return profiling.agent.empty() ? exit_failed : exit_usage;
     }
     const char* tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/ojx-run-XXXXXX";
-    if (mkdtemp(templ.data()) == nullptr) {
-        std::fprintf(stderr, "ojx: cannot make a directory for the run's profiles in %s\n",
-                     tmp != nullptr ? tmp : "/tmp");
+    const std::string parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+    // mkdtemp replaces the trailing XXXXXX with a name no other directory has, and creates it mode 0700.
+    std::string scratch_path = parent + "/ojx-run-XXXXXX";
+    if (mkdtemp(scratch_path.data()) == nullptr) {
+        std::fprintf(stderr, "ojx: cannot make a directory for the run's profiles in %s\n", parent.c_str());
         return exit_failed;
     }
-    const scratch_directory scratch{templ};
+    const scratch_directory scratch{scratch_path};
 
     // The agents' options: the user's, quiet (ojx speaks for the tree), and the file last so that it wins.
     std::string options = "quiet";
@@ -116,15 +118,7 @@ int run_native(const run_command_line& line) {
         return exit_failed;
     }
     // The report goes to standard error, as the agents' own does: standard output is the program's.
-    std::fflush(stdout);
-    const int saved = dup(STDOUT_FILENO);
-    if (saved >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) >= 0) {
-        const std::string_view report_args[] = {"--top", "10", target};
-        (void)report_command(report_args);
-        std::fflush(stdout);
-        dup2(saved, STDOUT_FILENO);
-    }
-    if (saved >= 0) close(saved);
+    write_text_report(std::cerr, {target}, merged, 10);
     std::fprintf(stderr, "ojx: %zu process%s profiled; the merged profile is %s\n", written.size(),
                  written.size() == 1 ? "" : "es", target.c_str());
     return child.exit_code;
