@@ -12,12 +12,21 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 namespace ojx {
+
+// Where along the stack a pooled site's replicas concentrate (frame_pools.hpp, locate_concentrations): a frame
+// node, named by its path of frames from the outermost, and the site pooled over the contexts below it.
+struct site_concentration {
+    std::vector<std::string> path; // outermost frame first; the last is the node's own
+    std::size_t contexts = 0;       // the site's contexts below the node
+    context_profile pooled;         // the site pooled over them, with its estimate
+};
 
 // One allocation site pooled over `contexts` calling contexts: `site` has the leaf frame alone, the sum of their
 // objects, metrics and evidence, and the estimate recomputed from that sum.
@@ -26,15 +35,22 @@ struct pooled_site {
     std::size_t contexts = 0;
     std::size_t replicated_contexts = 0; // of them called replicated on their own evidence
     std::uint64_t objects_elsewhere = 0;  // tracked in the contexts not called replicated on their own
+    std::optional<site_concentration> concentrated; // where it is known and narrower than the site's own
 };
+
+// What names an allocation site across its calling contexts: its type and its leaf frame.
+inline std::string site_key(const context_profile& c) {
+    std::string key = c.type;
+    (key += '\x1f') += c.frames.empty() ? std::string() : c.frames.front();
+    return key;
+}
 
 class site_pools {
 public:
     explicit site_pools(std::size_t limit = 16384) : limit_(limit) {}
 
     void add(const context_profile& c) {
-        std::string key = c.type;
-        (key += '\x1f') += c.frames.empty() ? std::string() : c.frames.front();
+        std::string key = site_key(c);
         const auto found = index_.find(key);
         if (found == index_.end()) {
             if (pools_.size() == limit_) {
@@ -84,14 +100,18 @@ private:
     std::size_t unpooled_ = 0;
 };
 
-// What reports list of the pooled sites, best first, at most `top`: those pooling calls replicated where contexts
-// not replicated on their own hold at least a quarter of the site's tracked objects — the finding the contexts
-// alone do not make (a site whose one replicated context holds nearly all its objects is that context's row).
+// What reports list of the pooled sites: those pooling calls replicated where contexts not replicated on their
+// own hold at least a quarter of the site's tracked objects — the finding the contexts alone do not make (a site
+// whose one replicated context holds nearly all its objects is that context's row).
+inline bool is_pooled_finding(const pooled_site& p) {
+    return called_replicated(p.site.combined) && 4 * p.objects_elsewhere >= p.site.objects;
+}
+
+// The pooled sites reports list, best first, at most `top`.
 inline std::vector<pooled_site> pooled_findings(const std::vector<pooled_site>& pooled, std::size_t top) {
     std::vector<pooled_site> shown;
     for (const pooled_site& p : pooled)
-        if (shown.size() < top && called_replicated(p.site.combined) && 4 * p.objects_elsewhere >= p.site.objects)
-            shown.push_back(p);
+        if (shown.size() < top && is_pooled_finding(p)) shown.push_back(p);
     return shown;
 }
 

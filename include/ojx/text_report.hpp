@@ -8,6 +8,7 @@
 #include "ojx/copy_node_names.hpp"
 #include "ojx/copy_sources.hpp"
 #include "ojx/exact_counts_view.hpp"
+#include "ojx/frame_pools.hpp"
 #include "ojx/profile.hpp"
 #include "ojx/site_pools.hpp"
 #include "ojx/site_selection.hpp"
@@ -232,10 +233,20 @@ inline void write_pooled_sites(std::ostream& out, const std::vector<pooled_site>
            "not replicated alone:\n";
     text_options site_only = options;
     site_only.accesses = 0;
-    for (std::size_t i = 0; i < shown.size(); ++i)
-        write_site(out, i + 1, shown[i].site, site_only, nullptr, confidence,
-                   "pooled over " + std::to_string(shown[i].contexts) + " calling contexts, " +
-                       std::to_string(shown[i].replicated_contexts) + " of them replicated on their own");
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+        const pooled_site& p = shown[i];
+        std::string note = "pooled over " + std::to_string(p.contexts) + " calling contexts, " +
+                           std::to_string(p.replicated_contexts) + " of them replicated on their own";
+        if (p.concentrated) {
+            const site_estimate& e = p.concentrated->pooled.combined;
+            note += "\n        most replicated below " + p.concentrated->path.back() + " (" +
+                    std::to_string(p.concentrated->contexts) + " of the " + std::to_string(p.contexts) +
+                    " contexts): largest " + percent(e.largest_share) + " [" + percent(e.largest_share_ci.low) +
+                    ", " + percent(e.largest_share_ci.high) + "], " +
+                    std::to_string(p.concentrated->pooled.identical.objects) + " whole";
+        }
+        write_site(out, i + 1, p.site, site_only, nullptr, confidence, note);
+    }
 }
 
 } // namespace report_detail
@@ -329,8 +340,11 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
         table.add(c);
         pools.add(c);
     }
-    write_text_report(out, sources_read, p.run, table.best(), table.totals(), options,
-                      p.copies ? &*p.copies : nullptr, pools.finish(p.run.estimator));
+    std::vector<context_profile> sites = table.best();
+    std::vector<pooled_site> pooled = pools.finish(p.run.estimator);
+    locate_concentrations(pooled, std::max<std::size_t>(sites.size(), 1), p.contexts, p.run.estimator);
+    write_text_report(out, sources_read, p.run, sites, table.totals(), options, p.copies ? &*p.copies : nullptr,
+                      pooled);
     if (p.exact) write_exact_counts_view(out, *p.exact, top);
 }
 

@@ -16,6 +16,8 @@ as an engineer would use it:
     standing for none), and zooms into it (Reset zoom undoes that); a click on the frame NAME lists it, Back
     undoes that zoom;
   - the sites pooled over their calling contexts have a row each, with their share, interval and contexts;
+  - a frame above the contexts of one site alone (two or more) takes the colour of the site's share pooled over
+    them, and its details panel lists the pooled site with its share, interval and contexts;
   - it keeps a box whichever width is chosen (bytes saved, bytes, evidence);
   - searching for NAME highlights its box and row and reports a matched share;
   - a click on a column header sorts the table by that column (and a second click reverses it);
@@ -283,6 +285,79 @@ def check_pooled(driver, data, steps):
                  else "pooled sites: none in the data, no section")
 
 
+# For each frame pool key, the computed background colours of the frame boxes coloured by it.
+POOL_COLOURS = """
+    return Object.fromEntries(arguments[0].map(key => [key,
+        [...document.querySelectorAll('#flame-nodes .node[data-kind="frame"][data-pool="' + key + '"]')]
+            .map(e => getComputedStyle(e).backgroundColor)]));"""
+
+# The colour the page gives a frame of share arguments[0], as the browser resolves it.
+FRAME_COLOUR = """
+    const probe = document.createElement('div');
+    document.body.append(probe);
+    probe.style.background = 'hsl(' + Math.round(230 * (1 - arguments[0])) + ', 78%, 80%)';
+    const colour = getComputedStyle(probe).backgroundColor;
+    probe.remove();
+    return colour;"""
+
+
+def check_frame_pools(driver, data, steps):
+    """Frames coloured by their sites pooled over the contexts below them: a frame above contexts of one site
+    only, reached from two or more of them, takes the colour of that site's pooled share (whatever the widths),
+    and its details panel lists the pooled site with its share, interval and contexts, as the data says."""
+    single = {}
+    for pool in data["frame_pools"]:
+        if pool["depth"] == 0 or len(pool["sites"]) != 1 or pool["sites"][0]["contexts"] != pool["contexts"]:
+            continue
+        share = share_of(pool["sites"][0])
+        if share is not None:
+            single[f"{pool['first']}:{pool['depth']}"] = (pool, share)
+    if not single:
+        steps.append(f"frame pools: {len(data['frame_pools'])} in the data, none above one estimated site alone")
+        return
+    # In every width (a narrow frame is not drawn in some), the same colour: one site's pooled share needs no
+    # weights.
+    set_width = lambda mode: driver.script("const s = document.getElementById('width-mode'); s.value = arguments[0];"
+                                           "s.dispatchEvent(new Event('change'))", mode)
+    drawn = {}  # a key, and a width it is drawn in
+    for mode in ("evidence", "bytes", "saved"):
+        set_width(mode)
+        for key, colours in driver.script(POOL_COLOURS, list(single)).items():
+            pool, share = single[key]
+            wanted = driver.script(FRAME_COLOUR, share)
+            if any(colour != wanted for colour in colours):
+                raise Failure(f"frame pool {key} (one site, {pool['contexts']} contexts, pooled share {share}), "
+                              f"width by {mode}: its frame boxes are {colours}, its pooled estimate's colour {wanted}")
+            if colours:
+                drawn[key] = mode
+    if not drawn:  # among hundreds of contexts a few small ones' frames can be under a pixel in every width
+        steps.append(f"frame pools: {len(single)} above one site, none wider than a pixel in any width")
+        set_width("saved")
+        return
+    single = {key: single[key] for key in drawn}
+    # The details of the widest such frame list the pooled site as the data says.
+    key = max(single, key=lambda k: single[k][0]["sites"][0]["objects"])
+    pool, share = single[key]
+    set_width(drawn[key])
+    boxes = driver.script("return [...document.querySelectorAll('#flame-nodes .node[data-kind=\"frame\"]"
+                          "[data-pool=\"' + arguments[0] + '\"]')].map(e => e.dataset.nodeId)", key)
+    # A click as the view receives it (the box may be a pixel or two wide, too narrow for WebDriver to hit).
+    driver.script("document.querySelector('#flame-nodes .node[data-node-id=\"' + arguments[0] + '\"]')"
+                  ".dispatchEvent(new MouseEvent('click', { bubbles: true }))", boxes[-1])
+    wait_for(driver, "return document.querySelector('#details .frame-pools') !== null",
+             "the frame's details to list its pooled sites")
+    site = pool["sites"][0]
+    field = lambda f: driver.text(driver.find_one(f'#details .frame-pools li [data-field="{f}"]'))
+    expect_close(f"frame pool {key}'s share", percents(field("frame-pool-share")), [share])
+    expect_close(f"frame pool {key}'s interval", percents(field("frame-pool-ci")), site["largest_share_ci"])
+    if field("frame-pool-contexts") != f"{site['contexts']:,}":
+        raise Failure(f"frame pool {key} shows {field('frame-pool-contexts')!r} contexts, the data {site['contexts']}")
+    driver.click(driver.find_one("#zoom-reset"))
+    set_width("saved")
+    steps.append(f"frame pools: {len(drawn)} frame pool(s) above one site drawn, each in its pooled share's colour "
+                 f"in every width; the details of {key} list its pooled site")
+
+
 def check_exact(driver, data, steps):
     """The exact counts: the section shown where the page's data has them (hidden where not), its summary with the
     totals, and a row per listed site, most objects first, each with the data's count and site."""
@@ -527,6 +602,7 @@ def run_checks(driver, page, name, copies_expected, artefacts, steps):
                  (f", θ {context['theta']}, [ω, γ] [{context['omega']}, {context['gamma']}]" if compared else ""))
     check_estimates_shown(driver, data, steps)
     check_pooled(driver, data, steps)
+    check_frame_pools(driver, data, steps)
     check_exact(driver, data, steps)
 
     # The flame view: the planted context's box, wide enough to see and to click, and a box named NAME.

@@ -3,13 +3,15 @@
 // test program reaches: Java-like stacks that share their outer frames, a few native ones, θ mostly small and up
 // to 0.6, contexts with too few comparisons, names with quotes, markup and non-ASCII letters, a context with no
 // frames — and one planted replica context (θ ≈ 0.9, allocated at `planted_site`, which
-// tests/tools/CMakeLists.txt passes to the browser test). Estimates come from the real estimator. A copy section
+// tests/tools/CMakeLists.txt passes to the browser test), and one site reached from eight callers below one frame,
+// each context with a handful of objects digested whole. Estimates come from the real estimator. A copy section
 // (docs/profile-format.md, "copies") too, with the code that copied, for the copy volume outputs (`ojx report
 // --value copied-bytes` and `--value copying-code`).
 //
 // usage: profile_fixture OUT.json [CONTEXTS]   (default 40 contexts)
 #include "ojx/copy_profile.hpp"
 #include "ojx/profile_writer.hpp"
+#include "ojx/whole_object_evidence.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -68,6 +70,30 @@ context_profile make_context(std::string type, std::vector<std::string> frames, 
     c.estimate = ojx::estimate_replicas(objects, c.evidence, config);
     c.estimate_from_evidence(config);
     c.accesses = std::move(accesses);
+    return c;
+}
+
+// A context whose objects were digested whole (no comparison): `alike` objects of one content and `own` of their
+// own each, as an agent's digests at collections give.
+context_profile make_whole_context(std::vector<std::string> frames, std::uint64_t alike, std::uint64_t own,
+                                   std::uint64_t object_size, std::uint64_t& next_digest,
+                                   const ojx::estimator_config& config) {
+    context_profile c;
+    c.type = "byte[]";
+    c.frames = std::move(frames);
+    c.objects = alike + own;
+    c.bytes = c.objects * object_size;
+    c.has_evidence = true;
+    whole_object_evidence evidence(whole_object_config{});
+    for (std::uint64_t i = 0; i < alike + own; ++i) {
+        object_fingerprint object;
+        object.digest = i < alike ? 0xc0ffee : next_digest++;
+        object.size = object_size;
+        evidence.record(object, 1.0);
+    }
+    c.whole = evidence.summary();
+    c.estimate = ojx::estimate_replicas(c.objects, c.evidence, config);
+    c.estimate_from_evidence(config);
     return c;
 }
 
@@ -216,6 +242,15 @@ profile make_profile(std::size_t count) {
         {{{"com.acme.ingest.DictionaryPageReader.decode(DictionaryPageReader.java:240)", middle[0], outer[0]}, 1'570},
          {{"java.util.Arrays.equals(Arrays.java:2646)", "com.acme.ingest.Dedup.seen(Dedup.java:31)", outer[0]}, 310}},
         config, random));
+    // One site reached from eight callers below one frame, each context with six objects digested whole, four
+    // of them alike: a handful each, pooled at the frame above them (frame_pools.hpp) into one estimate.
+    std::uint64_t next_digest = 1;
+    for (std::size_t i = 0; i < 8; ++i)
+        p.contexts.push_back(make_whole_context(
+            {"com.acme.io.ChunkCopier.copy(ChunkCopier.java:30)",
+             "com.acme.io.Segment.flush" + std::to_string(i) + "(Segment.java:" + std::to_string(40 + i) + ")",
+             "com.acme.io.SegmentWriter.write(SegmentWriter.java:55)", outer[2], outer[1], outer[0]},
+            4, 2, 4'096, next_digest, config));
     // The names a page must not trip over: markup that would end its data's <script>, and no frames at all.
     p.contexts.push_back(make_context("com.acme.Tag</script><script>alert(1)</script>",
                                       {"com.acme.html.Renderer.render(Renderer.java:5) <b>&amp;</b>", outer[0]}, 900,

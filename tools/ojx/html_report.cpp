@@ -7,6 +7,7 @@
 
 #include "ojx/copies_view.hpp"
 #include "ojx/copy_sources.hpp"
+#include "ojx/frame_pools.hpp"
 #include "ojx/report.hpp"
 
 #include <algorithm>
@@ -357,9 +358,43 @@ void append_exact(std::string& json, const exact_counts& c, std::size_t top, str
     json += "]}";
 }
 
-// What the page's script reads: {"run", "total_contexts", "contexts" (the top ones, rank order), "pooled" (the
-// pooled sites' findings, each a context with "pooled_contexts" and "replicated_contexts"), "copies" (only with a
-// copy section), "exact" (only with exact counts), "strings"}.
+// The pools of the flame view's frame nodes (frame_pools.hpp) over the contexts the page shows: [{"first",
+// "depth" (which name the node in the tree the script builds from "contexts" in their order), "contexts" (below
+// it), "sites": [{"type", "frame" (the leaf; string indices), "contexts", "replicated_contexts", "objects",
+// "whole_objects", "evidence", "largest_share", "largest_share_ci", "replicated"}]}].
+void append_frame_pools(std::string& json, const std::vector<context_profile>& shown, const estimator_config& config,
+                        string_table& strings) {
+    using report_detail::number;
+    const std::vector<frame_pool> nodes = frame_pools(shown, config);
+    json += '[';
+    for (std::size_t n = 0; n < nodes.size(); ++n) {
+        json += n ? ",\n{\"first\":" : "\n{\"first\":";
+        json += std::to_string(nodes[n].first_context) + ",\"depth\":" + std::to_string(nodes[n].depth) +
+                ",\"contexts\":" + std::to_string(nodes[n].contexts) + ",\"sites\":[";
+        for (std::size_t i = 0; i < nodes[n].sites.size(); ++i) {
+            const pooled_site& pool = nodes[n].sites[i];
+            const context_profile& c = pool.site;
+            const site_estimate& e = c.combined;
+            json += i ? ",{\"type\":" : "{\"type\":";
+            json += std::to_string(strings.index(c.type)) + ",\"frame\":" +
+                    (c.frames.empty() ? std::string("null") : std::to_string(strings.index(c.frames.front()))) +
+                    ",\"contexts\":" + std::to_string(pool.contexts) +
+                    ",\"replicated_contexts\":" + std::to_string(pool.replicated_contexts) +
+                    ",\"objects\":" + std::to_string(c.objects) +
+                    ",\"whole_objects\":" + std::to_string(c.identical.objects) + ",\"evidence\":\"" +
+                    std::string(evidence_basis_name(e.basis)) + "\",\"largest_share\":" + number(e.largest_share) +
+                    ",\"largest_share_ci\":";
+            append_interval(json, e.largest_share_ci);
+            json += std::string(",\"replicated\":") + (called_replicated(e) ? "true" : "false") + '}';
+        }
+        json += "]}";
+    }
+    json += ']';
+}
+
+// What the page's script reads: {"run", "total_contexts", "contexts" (the top ones, rank order), "frame_pools"
+// (append_frame_pools), "pooled" (the pooled sites' findings, each a context with "pooled_contexts" and
+// "replicated_contexts"), "copies" (only with a copy section), "exact" (only with exact counts), "strings"}.
 std::string page_data(const profile& p, std::size_t top, const std::vector<pooled_site>& pooled) {
     string_table strings;
     std::string contexts = "[";
@@ -374,6 +409,12 @@ std::string page_data(const profile& p, std::size_t top, const std::vector<poole
     std::string json = "{\"run\":";
     append_run(json, p.run);
     json += ",\n\"total_contexts\":" + std::to_string(p.contexts.size()) + ",\n\"contexts\":" + contexts;
+    json += ",\n\"frame_pools\":";
+    if (shown == p.contexts.size())
+        append_frame_pools(json, p.contexts, p.run.estimator, strings);
+    else
+        append_frame_pools(json, {p.contexts.begin(), p.contexts.begin() + static_cast<std::ptrdiff_t>(shown)},
+                           p.run.estimator, strings);
     json += ",\n\"pooled\":[";
     const std::vector<pooled_site> findings = pooled_findings(pooled, top);
     for (std::size_t i = 0; i < findings.size(); ++i) {

@@ -1,7 +1,8 @@
 // `ojx report`: one or more profiles (merged first) as a ranked table, a self-contained HTML page, collapsed
 // stacks or pprof. A single profile is read as a stream: each site goes to every output as it is read, the table
 // and the page keep only their best sites, collapsed stacks are written at once, and pprof keeps only its own
-// deduplicated message — memory for what is written, not for the profile. A copy section is printed after the
+// deduplicated message — memory for what is written, not for the profile; the table reads the file once more for
+// the contexts of the pooled sites it lists (where along their stacks their replicas concentrate). A copy section is printed after the
 // table (copies_view.hpp) and shown in the page; with --value copied-bytes or copying-code, collapsed stacks and
 // pprof are its copy volume (copy_stacks.hpp, by destination or by the code that copied) instead of the sites,
 // written once the section has been read.
@@ -16,11 +17,15 @@
 #include "source_lines.hpp"
 
 #include "ojx/copies_view.hpp"
+#include "ojx/frame_pools.hpp"
 #include "ojx/options.hpp"
 #include "ojx/site_pools.hpp"
 #include "ojx/site_selection.hpp"
 #include "ojx/text_report.hpp"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <iostream>
@@ -29,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace ojx::tool {
@@ -141,6 +147,24 @@ std::optional<int> parse(arguments args, report_request& r) {
     return std::nullopt;
 }
 
+// The contexts of the sites the text report lists pooled (the first `top` of pooled_findings), read again from
+// `path`: one profile is read as a stream and never held whole, and only the end of the stream says which sites
+// those are. None where `path` is not a regular file (a pipe reads once) or no site is listed.
+std::vector<context_profile> contexts_of_findings(const std::string& path, const std::vector<pooled_site>& pooled,
+                                                  std::size_t top) {
+    std::unordered_set<std::string> wanted;
+    for (const pooled_site& p : pooled_findings(pooled, top)) wanted.insert(site_key(p.site));
+    std::vector<context_profile> kept;
+    struct stat file;
+    if (wanted.empty() || ::stat(path.c_str(), &file) != 0 || !S_ISREG(file.st_mode)) return kept;
+    run_profile again;
+    const auto error = read_profile(path, again, [&](context_profile&& c) {
+        if (wanted.contains(site_key(c))) kept.push_back(std::move(c));
+    });
+    if (error) kept.clear(); // changed since the first read: no concentration rather than a wrong one
+    return kept;
+}
+
 } // namespace
 
 int report_command(arguments args) {
@@ -196,13 +220,13 @@ int report_command(arguments args) {
     run_profile run;
     std::optional<copy_profile> copies;
     std::optional<exact_counts> exact;
+    profile merged; // several profiles: their sum, kept for the pooled findings' concentrations
     if (r.profiles.size() > 1) {
-        profile merged;
         if (const auto error = load_profiles(r.profiles, merged)) return input_error("report", *error);
         run = merged.run;
         copies = std::move(merged.copies);
         exact = std::move(merged.exact);
-        for (context_profile& c : merged.contexts) take(std::move(c));
+        for (const context_profile& c : merged.contexts) take(context_profile(c));
     } else if (const auto error = read_profile(r.profiles.front(), run, take, &copies, &exact)) {
         return input_error("report", *error);
     }
@@ -219,7 +243,7 @@ int report_command(arguments args) {
             if (pprof_sites) pprof_sites->add(copy);
         }
     }
-    const std::vector<pooled_site> pooled = pools.finish(run.estimator);
+    std::vector<pooled_site> pooled = pools.finish(run.estimator);
     if (html != nullptr) write_html(*html, profile{run, page.best(), copies, exact}, r.html_settings, pooled);
     if (pprof_sites)
         if (const auto error = pprof_sites->finish(*pprof, run)) return failed(r.pprof + ": " + *error);
@@ -231,8 +255,12 @@ int report_command(arguments args) {
             sources = std::make_unique<source_lines>(r.source_directories);
             r.text.source_line = [&lines = *sources](std::string_view frame) { return lines.line_of(frame); };
         }
-        write_text_report(std::cout, r.profiles, run, table.best(), table.totals(), r.text,
-                          copies ? &*copies : nullptr, pooled);
+        const std::vector<context_profile> sites = table.best();
+        const std::size_t pooled_shown = std::max<std::size_t>(sites.size(), 1);
+        if (r.profiles.size() == 1) merged.contexts = contexts_of_findings(r.profiles.front(), pooled, pooled_shown);
+        locate_concentrations(pooled, pooled_shown, merged.contexts, run.estimator);
+        write_text_report(std::cout, r.profiles, run, sites, table.totals(), r.text, copies ? &*copies : nullptr,
+                          pooled);
         if (copies) write_copies_view(std::cout, *copies, run.estimator.confidence, r.text);
         if (exact) write_exact_counts_view(std::cout, *exact, r.top);
     }
