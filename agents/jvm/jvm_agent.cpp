@@ -106,24 +106,9 @@ constexpr allocation_tracking_words heap_sampling_option_words{
 // What JVMTI samples at until an agent sets an interval (its specification's default).
 constexpr std::uint64_t jvmti_default_interval = 512 * 1024;
 
-// Access sampling is off unless asked for (sampler= or rate=). At the default tracking a sample almost never
-// lands on a tracked object — 0 to 7 of 260–770 samples a run in each of seven Java programs, no comparison in
-// any (bench/RESULTS.md, "Access sampling off by default in the JVM", 2026-11-26) — while a decode sample costs
-// the interrupted thread tens of µs: about 1 % of runtime for nothing the estimate uses. With it off the agent
-// also skips what only the sampler needs: jmethodIDs made at class preparation (for AsyncGetCallTrace) and the
-// per-thread breakpoints.
-constexpr std::string_view jvm_sampler_help =
-    "how accesses are sampled (where objects are used, and comparisons at the sample or by watchpoint); none by "
-    "default: at the default tracking almost no sample lands on a tracked object. auto picks the best available; "
-    "rate= alone turns on auto";
 
 std::vector<option_spec> jvm_agent_options() {
     std::vector<option_spec> specs = common_agent_options();
-    for (option_spec& spec : specs)
-        if (spec.name == "sampler") {
-            spec.default_value = hardware::sampler_kind_name(hardware::sampler_kind::none);
-            spec.help = jvm_sampler_help;
-        }
     specs.insert(specs.begin(),
                  {
                      {"start", option_kind::flag, "", "start profiling (the default when the JVM starts with the agent)"},

@@ -59,7 +59,8 @@ public:
             }
             index_.emplace(std::move(key), pools_.size());
             const bool alone = called_replicated(c.combined);
-            pooled_site& fresh = pools_.emplace_back(pooled_site{c, 1, alone ? 1u : 0u, alone ? 0 : c.objects});
+            pooled_site& fresh =
+                pools_.emplace_back(pooled_site{c, 1, alone ? 1u : 0u, alone ? 0 : c.objects, std::nullopt});
             fresh.site.frames.resize(std::min<std::size_t>(1, c.frames.size()));
             fresh.site.accesses.clear(); // where the objects were used stays with each context
             return;

@@ -47,12 +47,14 @@ std::string error_of(const std::string& text) {
 
 } // namespace
 
-TEST_CASE("agent options: defaults leave the comparison and the companion probe to the backend") {
+TEST_CASE("agent options: no access sampling by default; the comparison and the companion probe left to the backend") {
     const agent_settings s = settings_of("");
-    CHECK(s.session.backend.sampler == sampler_kind::automatic);
+    CHECK(s.session.backend.sampler == sampler_kind::none);
+    CHECK(s.session.backend.watchpoint_slots == 0); // no sample arms one
     CHECK(s.session.backend.compare == comparison_kind::automatic);
     CHECK(s.session.backend.samples_per_second == 200.0);
-    CHECK(s.session.backend.watchpoint_slots == 4);
+    CHECK(settings_of("sampler=auto").session.backend.sampler == sampler_kind::automatic);
+    CHECK(settings_of("sampler=auto").session.backend.watchpoint_slots == 4);
     CHECK(s.session.profiler.min_object_size == 1024);
     CHECK(s.session.profiler.compare_window == 64);
     CHECK_FALSE(s.session.profiler.companion_probe.has_value());
@@ -130,43 +132,23 @@ TEST_CASE("agent options: values that parse but make no sense are errors naming 
     CHECK(error_of("reads=fast").find("reads") != std::string::npos);
 }
 
-namespace {
-
-// The settings `text` gives under a table whose sampler defaults to none (the JVM agent's).
-std::optional<std::string> translate_without_default_sampler(const std::string& text, agent_settings& settings) {
-    std::vector<option_spec> specs = common_agent_options();
-    for (option_spec& spec : specs)
-        if (spec.name == "sampler") spec.default_value = sampler_kind_name(sampler_kind::none);
-    const options_result parsed = parse_options(text, specs);
-    REQUIRE(parsed.ok());
-    return to_agent_settings(parsed.values, settings);
-}
-
-} // namespace
-
 TEST_CASE("agent options: copy profiling follows 8 instructions wherever loads are sampled; copies= alone samples") {
-    CHECK(settings_of("").session.backend.follow_bound == 8);
-    CHECK(settings_of("copies=0").session.backend.follow_bound == 0);
+    // No sampler by default: nothing to follow, and nothing asked for that cannot be done.
+    CHECK(settings_of("").session.backend.follow_bound == 0);
+    CHECK(settings_of("sampler=auto").session.backend.follow_bound == 8);
+    CHECK(settings_of("sampler=auto,copies=0").session.backend.follow_bound == 0);
     CHECK(settings_of("copies=64").session.backend.follow_bound == 64);
     CHECK(error_of("copies=65").find("copies=65") != std::string::npos);
     CHECK(error_of("sampler=none,copies=8").find("copies=") != std::string::npos);
-    // sampler=none with the default: nothing to follow, and nothing asked for that cannot be done.
     CHECK(settings_of("sampler=none").session.backend.follow_bound == 0);
 
-    agent_settings jvm_defaults;
-    REQUIRE_FALSE(translate_without_default_sampler("", jvm_defaults));
-    CHECK(jvm_defaults.session.backend.sampler == sampler_kind::none);
-    CHECK(jvm_defaults.session.backend.follow_bound == 0);
-    agent_settings sampling;
-    REQUIRE_FALSE(translate_without_default_sampler("rate=200", sampling));
+    const agent_settings sampling = settings_of("rate=200");
     CHECK(sampling.session.backend.sampler == sampler_kind::automatic);
     CHECK(sampling.session.backend.follow_bound == 8);
-    agent_settings asked;
-    REQUIRE_FALSE(translate_without_default_sampler("copies=4", asked));
+    const agent_settings asked = settings_of("copies=4");
     CHECK(asked.session.backend.sampler == sampler_kind::automatic);
     CHECK(asked.session.backend.follow_bound == 4);
-    agent_settings off;
-    REQUIRE_FALSE(translate_without_default_sampler("copies=0", off));
+    const agent_settings off = settings_of("copies=0");
     CHECK(off.session.backend.sampler == sampler_kind::none);
     CHECK(off.session.backend.follow_bound == 0);
 }
