@@ -95,8 +95,7 @@ class JvmProgram:
 
     def run(self, options, profile, logs, label, timeout):
         agent_arg = f"-agentpath:{self.agent}=file={profile}" + (f",{options}" if options else "")
-        wall, _, _, _ = overhead.run_once(self.workload, self.jdk, [], agent_arg, logs, label, timeout)
-        return wall
+        return overhead.run_once(self.workload, self.jdk, [], agent_arg, logs, label, timeout)[0]  # its wall time
 
 
 class NativeProgram:

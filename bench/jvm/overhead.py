@@ -15,7 +15,7 @@ Workloads (bench/jvm/README.md; install their packages with bench/jvm/install.sh
   lucene  Lucene 8 (liblucene8-java): index java.base sources, then a fixed mix of searches
   xalan   Xalan-Java XSLT (libxalan2-java, libxerces2-java): transform a generated catalog repeatedly
 and, named with --workloads only, two whose garbage G1 must reclaim early (humongous text buffers):
-  freemarker  FreeMarker (libfreemarker-java): three templates over 20 000 records, 60 rounds
+  freemarker  FreeMarker (libfreemarker-java): three templates over 20 000 records, 60 rounds (--freemarker-rounds)
   humongous   tests/stress/java/HumongousStress.java: pages of 200 000 rows built in StringBuilders, 100 rounds
 Every run logs its collections (-Xlog:gc): the table gives the median pause count and total pause time of each
 side, so that an agent that keeps garbage alive shows (run with --jvm-args -XX:+UseParallelGC etc. per collector).
@@ -52,7 +52,7 @@ REPO = HERE.parent.parent
 WORKLOAD_SOURCES = HERE / "workloads"
 ALL_WORKLOADS = ("javac", "h2", "lucene", "xalan")
 HEAP_WORKLOADS = ("freemarker", "humongous")
-FREEMARKER_ARGS = ["20000", "60"]
+FREEMARKER_RECORDS, FREEMARKER_ROUNDS = 20000, 60
 TARGET_PERCENT = 3.0
 
 
@@ -217,7 +217,7 @@ SIZES = {
 }
 
 
-def make_workloads(names, jdk, cache, out, size, jars=("/usr/share/java",)):
+def make_workloads(names, jdk, cache, out, size, jars=("/usr/share/java",), freemarker_rounds=FREEMARKER_ROUNDS):
     h2_jar = [jar("h2.jar", "libh2-java", jars)] if "h2" in names else []
     lucene_jars = [jar(f"lucene-{module}-8*.jar", "liblucene8-java", jars)
                    for module in ("core", "analyzers-common", "queryparser", "queries")] if "lucene" in names else []
@@ -261,9 +261,9 @@ def make_workloads(names, jdk, cache, out, size, jars=("/usr/share/java",)):
         elif name == "freemarker":
             workloads[name] = Workload(
                 name, "libfreemarker-java", f"FreeMarker {Path(freemarker_jar[0]).resolve().name}: "
-                f"{FREEMARKER_ARGS[0]} records, {FREEMARKER_ARGS[1]} rounds",
+                f"{FREEMARKER_RECORDS} records, {freemarker_rounds} rounds",
                 [build_driver(jdk, cache, "FreeMarkerWorkload.java", freemarker_jar)] + freemarker_jar,
-                ["FreeMarkerWorkload"] + FREEMARKER_ARGS)
+                ["FreeMarkerWorkload", str(FREEMARKER_RECORDS), str(freemarker_rounds)])
         elif name == "humongous":
             workloads[name] = Workload(
                 name, "-", "HumongousStress: 100 pages of 200 000 rows",
@@ -553,6 +553,8 @@ def main(argv):
     parser.add_argument("--java", default="java", help="the java launcher (default: java on PATH)")
     parser.add_argument("--src-zip", help="the JDK sources (default: JAVA_HOME/lib/src.zip)")
     parser.add_argument("--jvm-args", default="", help="extra JVM options for every run, e.g. '-Xmx2g'")
+    parser.add_argument("--freemarker-rounds", type=int, default=FREEMARKER_ROUNDS,
+                        help=f"rounds of the freemarker workload (default {FREEMARKER_ROUNDS})")
     parser.add_argument("--smoke", action="store_true", help="tiny work sizes: checks the harness, not overhead")
     parser.add_argument("--timeout", type=float, default=600, help="seconds before a run is killed (default 600)")
     parser.add_argument("--top", type=int, default=3, help="contexts shown per profile (default 3)")
@@ -592,7 +594,7 @@ def main(argv):
         cache.mkdir(parents=True, exist_ok=True)
         jdk = Jdk.find(args.java, args.src_zip)
         workloads = make_workloads(names, jdk, cache, out, "smoke" if args.smoke else "full",
-                                   [*args.jars, "/usr/share/java"])
+                                   [*args.jars, "/usr/share/java"], args.freemarker_rounds)
     except SetupError as error:
         print(f"overhead.py: {error}", file=sys.stderr)
         return 2
