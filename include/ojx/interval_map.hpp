@@ -428,7 +428,8 @@ private:
             words = static_cast<std::atomic<std::uint64_t>*>(memory);
             std::uninitialized_value_construct_n(words, cells * cell_words);
         }
-        ~table() { ::operator delete(words, bytes, std::align_val_t{alignment}); }
+        // Unsized: Clang (before 19) declares no sized deallocation unless asked (-fsized-deallocation).
+        ~table() { ::operator delete(words, std::align_val_t{alignment}); }
         table(const table&) = delete;
         table& operator=(const table&) = delete;
 

@@ -88,7 +88,7 @@ public:
 
     // Replays the whole trace. `file` must outlive the call.
     replay_result run(std::span<const std::byte> file, std::string_view name) {
-        deliver_trace(file, name, [this](const auto& e) { deliver(e); }, contexts_, result_);
+        deliver_trace(file, name, [this](const auto& e) { this->deliver(e); }, contexts_, result_);
         return std::move(result_);
     }
 

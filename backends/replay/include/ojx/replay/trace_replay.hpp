@@ -141,7 +141,7 @@ public:
 
     // Replays the whole trace. `file` must outlive the call.
     replay_result run(std::span<const std::byte> file, std::string_view name) {
-        deliver_trace(file, name, [this](const auto& e) { deliver(e); }, contexts_, result_);
+        deliver_trace(file, name, [this](const auto& e) { this->deliver(e); }, contexts_, result_);
         if (result_.error.empty() && !relocation_error_.empty())
             result_.error = std::string(name) + ": " + relocation_error_;
         if (result_.error.empty() && unmatched_digests_ != 0)
