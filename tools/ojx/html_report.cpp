@@ -173,9 +173,10 @@ void append_copied_from(std::string& json, const copy_profile& copies, const con
     json += "]}";
 }
 
-// `copies`: the profile's copy section, if it has one (estimates at `level`).
+// `copies`: the profile's copy section, if it has one (estimates at `level`); `extra`: more members of the object
+// (",\"name\":value…"), written last.
 void append_context(std::string& json, const context_profile& c, std::size_t rank, const copy_profile* copies,
-                    double level, string_table& strings) {
+                    double level, string_table& strings, std::string_view extra = {}) {
     using report_detail::number;
     const replica_estimate& e = c.estimate;
     json += "{\"rank\":" + std::to_string(rank) + ",\"type\":" + std::to_string(strings.index(c.type));
@@ -221,6 +222,7 @@ void append_context(std::string& json, const context_profile& c, std::size_t ran
     }
     json += ']';
     if (copies) append_copied_from(json, *copies, c, level, strings);
+    json += extra;
     json += '}';
 }
 
@@ -419,10 +421,9 @@ std::string page_data(const profile& p, std::size_t top, const std::vector<poole
     const std::vector<pooled_site> findings = pooled_findings(pooled, top);
     for (std::size_t i = 0; i < findings.size(); ++i) {
         if (i) json += ",\n";
-        append_context(json, findings[i].site, i + 1, nullptr, p.run.estimator.confidence, strings);
-        json.pop_back(); // the context's closing brace: the pooling's counts go inside it
-        json += ",\"pooled_contexts\":" + std::to_string(findings[i].contexts) +
-                ",\"replicated_contexts\":" + std::to_string(findings[i].replicated_contexts) + '}';
+        append_context(json, findings[i].site, i + 1, nullptr, p.run.estimator.confidence, strings,
+                       ",\"pooled_contexts\":" + std::to_string(findings[i].contexts) +
+                           ",\"replicated_contexts\":" + std::to_string(findings[i].replicated_contexts));
     }
     json += ']';
     if (p.copies) {
