@@ -15,7 +15,6 @@
 #include "ojx/profile_writer.hpp"
 #include "ojx/text_report.hpp"
 
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

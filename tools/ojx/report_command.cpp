@@ -220,7 +220,7 @@ int report_command(arguments args) {
     run_profile run;
     std::optional<copy_profile> copies;
     std::optional<exact_counts> exact;
-    profile merged; // several profiles: their sum, kept for the pooled findings' concentrations
+    profile merged; // several profiles: their sum, its contexts kept for the pooled findings' concentrations
     if (r.profiles.size() > 1) {
         if (const auto error = load_profiles(r.profiles, merged)) return input_error("report", *error);
         run = merged.run;
@@ -257,8 +257,11 @@ int report_command(arguments args) {
         }
         const std::vector<context_profile> sites = table.best();
         const std::size_t pooled_shown = std::max<std::size_t>(sites.size(), 1);
-        if (r.profiles.size() == 1) merged.contexts = contexts_of_findings(r.profiles.front(), pooled, pooled_shown);
-        locate_concentrations(pooled, pooled_shown, merged.contexts, run.estimator);
+        // Where the pooled findings' replicas concentrate: from their contexts, in the merge or read again.
+        const std::vector<context_profile> finding_contexts =
+            r.profiles.size() == 1 ? contexts_of_findings(r.profiles.front(), pooled, pooled_shown)
+                                   : std::move(merged.contexts);
+        locate_concentrations(pooled, pooled_shown, finding_contexts, run.estimator);
         write_text_report(std::cout, r.profiles, run, sites, table.totals(), r.text, copies ? &*copies : nullptr,
                           pooled);
         if (copies) write_copies_view(std::cout, *copies, run.estimator.confidence, r.text);
