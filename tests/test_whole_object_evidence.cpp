@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <numeric>
 #include <vector>
 
@@ -218,9 +219,9 @@ TEST_CASE("merged summaries bound the unkept objects' heaviest content of the un
     }
 }
 
-TEST_CASE("a table above the preallocated room grows and keeps every content exactly") {
+TEST_CASE("a table grows from its initial room and keeps every content exactly") {
     identical_group_table table(1 << 20);
-    const std::size_t distinct = 20 * identical_group_table::preallocated;
+    const std::size_t distinct = 20 * 256;
     for (std::size_t round = 0; round < 3; ++round)
         for (std::size_t d = 0; d < distinct; ++d) table.record(d * 0x9e3779b97f4a7c15ULL + round % 2, false, 1);
     const identical_groups_summary s = table.summary();
@@ -229,6 +230,30 @@ TEST_CASE("a table above the preallocated room grows and keeps every content exa
     std::uint64_t objects = 0;
     for (const content_group& g : s.groups) objects += g.objects;
     REQUIRE(objects == 3 * distinct);
+}
+
+TEST_CASE("a table of the default capacity starts small, grows to it, and keeps exact groups past it") {
+    // The room doubles from initial_room to the capacity as contents arrive, then full-table eviction begins.
+    REQUIRE(identical_group_table::initial_bytes(256) <= 8 * (sizeof(content_group) + 2 * sizeof(std::uint32_t)));
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        fast_random rng(seed);
+        identical_group_table table(256);
+        std::vector<std::uint64_t> stream;
+        for (int i = 0; i < 2000; ++i) stream.push_back(rng.below(600) * 0x9e3779b97f4a7c15ULL);
+        for (std::uint64_t d : stream) table.record(d, false, 1);
+        const identical_groups_summary s = table.summary();
+        INFO("seed " << seed);
+        REQUIRE(s.groups.size() <= 256);
+        REQUIRE(table.kept() == s.groups.size());
+        std::map<std::uint64_t, std::uint64_t> truth;
+        for (std::uint64_t d : stream) ++truth[d];
+        std::uint64_t kept_objects = 0;
+        for (const content_group& g : s.groups) {
+            REQUIRE(g.objects == truth[g.digest]); // a kept content has every one of its objects
+            kept_objects += g.objects;
+        }
+        REQUIRE(kept_objects + s.unkept_objects == stream.size());
+    }
 }
 
 TEST_CASE("summaries merge exactly: the sum is the summary of all the objects") {

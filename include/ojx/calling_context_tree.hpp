@@ -115,15 +115,19 @@ public:
     // Largest capacity: ids 0 .. capacity-1 must all differ from no_context.
     static constexpr std::size_t max_capacity = no_context;
 
-    // Preallocates everything: `capacity` nodes (the root included) and a hash table of at least 2 * capacity
-    // slots. Throws std::invalid_argument if capacity is 0 or above max_capacity, std::bad_alloc if memory is short.
-    // The storage is reserved, not touched: a node is constructed when it is inserted, and the table comes zeroed
-    // from calloc, which hands out fresh pages for large blocks without writing them. A profiler sized for 64 K
-    // contexts that sees a few hundred thus costs a few pages, not ~4.5 MB of page faults at every start.
+    // Preallocates everything: `capacity` nodes (the root included) and hash tables that grow, by doubling, to at
+    // least 2 * capacity slots. Throws std::invalid_argument if capacity is 0 or above max_capacity, std::bad_alloc
+    // if memory is short. The storage is reserved, not touched: a node is constructed when it is inserted, and the
+    // tables come zeroed from calloc, which hands out fresh pages for large blocks without writing them. A tree
+    // sized for 64 K contexts that sees a few thousand nodes thus touches a few dozen pages: nodes are written in
+    // id order, and the table in use is sized to the nodes (a table at full size from the start had each insert
+    // land on a page of its own, 1 MiB of a native program's resident memory for a few hundred contexts).
     explicit calling_context_tree(std::size_t capacity)
-        : capacity_(checked_capacity(capacity)), slot_mask_(std::bit_ceil(2 * capacity_) - 1),
+        : capacity_(checked_capacity(capacity)),
+          first_table_slots_(std::min(first_table_slots, std::bit_ceil(2 * capacity_))),
+          last_level_(static_cast<std::uint32_t>(std::countr_zero(std::bit_ceil(2 * capacity_) / first_table_slots_))),
           nodes_(zeroed_storage<node_record>(capacity_)), metrics_(zeroed_storage<Metrics>(capacity_)),
-          slots_(zeroed_storage<std::uint64_t>(slot_mask_ + 1)) {
+          slots_(zeroed_storage<std::uint64_t>(first_table_slots_ * ((std::size_t{2} << last_level_) - 1))) {
         std::construct_at(&nodes_[root]); // parent no_context, frame 0, depth 0
         std::construct_at(&metrics_[root]);
         count_.store(1, std::memory_order_release);
@@ -135,8 +139,11 @@ public:
     // Moving is an owner operation with no reader active. The moved-from tree has capacity 0 and no root: it may
     // be assigned to or destroyed, and child/insert_path on it return no_context.
     calling_context_tree(calling_context_tree&& other) noexcept
-        : capacity_(std::exchange(other.capacity_, 0)), slot_mask_(std::exchange(other.slot_mask_, 0)),
-          nodes_(std::move(other.nodes_)), metrics_(std::move(other.metrics_)), slots_(std::move(other.slots_)) {
+        : capacity_(std::exchange(other.capacity_, 0)),
+          first_table_slots_(std::exchange(other.first_table_slots_, 0)),
+          last_level_(std::exchange(other.last_level_, 0)), nodes_(std::move(other.nodes_)),
+          metrics_(std::move(other.metrics_)), slots_(std::move(other.slots_)) {
+        level_.store(other.level_.exchange(0, std::memory_order_relaxed), std::memory_order_relaxed);
         count_.store(other.count_.exchange(0, std::memory_order_relaxed), std::memory_order_release);
         overflow_.store(other.overflow_.exchange(0, std::memory_order_relaxed), std::memory_order_relaxed);
     }
@@ -144,7 +151,9 @@ public:
     calling_context_tree& operator=(calling_context_tree&& other) noexcept {
         if (this != &other) {
             capacity_ = std::exchange(other.capacity_, 0);
-            slot_mask_ = std::exchange(other.slot_mask_, 0);
+            first_table_slots_ = std::exchange(other.first_table_slots_, 0);
+            last_level_ = std::exchange(other.last_level_, 0);
+            level_.store(other.level_.exchange(0, std::memory_order_relaxed), std::memory_order_relaxed);
             nodes_ = std::move(other.nodes_);
             metrics_ = std::move(other.metrics_);
             slots_ = std::move(other.slots_);
@@ -174,11 +183,15 @@ public:
         const std::uint32_t n = count_.load(std::memory_order_relaxed); // the owner reads its own writes
         if (parent >= n) return no_context;
         const std::uint64_t h = hash_key(parent, f);
-        const probe_result found = probe(parent, f, h);
+        probe_result found = probe(current_table(), parent, f, h);
         if (found.id != no_context) return found.id;
         if (n >= capacity_) {
             overflow_.store(overflow_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
             return no_context;
+        }
+        if (2 * std::size_t{n} > current_table().mask + 1) { // node n would make n keys: keep the load <= 1/2
+            grow(n);
+            found = probe(current_table(), parent, f, h);
         }
         node_record& node = *std::construct_at(&nodes_[n]);
         std::construct_at(&metrics_[n]);
@@ -239,7 +252,7 @@ public:
     // The child of `parent` reached by `f`, if present. Never inserts.
     std::optional<context_id> find_child(context_id parent, frame f) const noexcept {
         if (parent >= capacity_) return std::nullopt;
-        const context_id id = probe(parent, f, hash_key(parent, f)).id;
+        const context_id id = probe(current_table(), parent, f, hash_key(parent, f)).id;
         if (id == no_context) return std::nullopt;
         return id;
     }
@@ -413,13 +426,21 @@ private:
     };
 
     struct probe_result {
-        std::size_t slot; // where the key is, or the empty slot where it would go
-        context_id id;    // no_context if absent
+        std::uint64_t* slot; // where the key is, or the empty slot where it would go
+        context_id id;       // no_context if absent
     };
 
     // A table slot holds (high 32 bits of the key's hash) << 32 | node id; id 0 (the root, never a child) marks an
-    // empty slot, so a zero-initialised table is empty. At most capacity-1 keys in >= 2*capacity slots: load <= 1/2,
-    // and an empty slot always ends a probe.
+    // empty slot, so a zero-initialised table is empty. A table of 2m slots holds at most m keys (load <= 1/2), so
+    // an empty slot always ends a probe.
+    //
+    // Tables by level: level k has first_table_slots_ << k slots, and they lie one after another in slots_ (their
+    // sum is under twice the last), so growing allocates nothing and stays signal-safe. The owner fills the next
+    // level from the nodes and then publishes it in level_; a level is never written again once the next is
+    // published. A reader that loaded an older level still finds every node inserted before the growth, and it can
+    // know of a node inserted after only through an acquire (count, child link, slot) that follows the level's
+    // release, so its next load of level_ finds the new table.
+    static constexpr std::size_t first_table_slots = 64;
     static constexpr std::uint64_t tag_mask = 0xFFFF'FFFF'0000'0000ULL;
     static constexpr std::size_t magic_size = 6;
     static constexpr char magic[magic_size] = {'O', 'J', 'X', 'C', 'C', 'T'};
@@ -444,7 +465,31 @@ private:
     }
 
     // Table slots are plain words (so calloc's zeros are valid empty slots) accessed atomically.
-    std::atomic_ref<std::uint64_t> slot(std::size_t i) const noexcept { return std::atomic_ref(slots_[i]); }
+    static std::atomic_ref<std::uint64_t> slot(std::uint64_t* at) noexcept { return std::atomic_ref(*at); }
+
+    struct table {
+        std::uint64_t* slots;
+        std::size_t mask; // slots - 1
+    };
+    table current_table() const noexcept {
+        const std::uint32_t level = level_.load(std::memory_order_acquire);
+        return {slots_.get() + first_table_slots_ * ((std::size_t{1} << level) - 1),
+                (first_table_slots_ << level) - 1};
+    }
+
+    // Owner only, before inserting node `n`: fills the next level with nodes 1 .. n-1 and publishes it.
+    void grow(context_id n) noexcept {
+        const std::uint32_t next = level_.load(std::memory_order_relaxed) + 1;
+        const table to{slots_.get() + first_table_slots_ * ((std::size_t{1} << next) - 1),
+                       (first_table_slots_ << next) - 1};
+        for (context_id id = 1; id < n; ++id) {
+            const std::uint64_t h = hash_key(nodes_[id].parent, nodes_[id].f);
+            std::size_t i = static_cast<std::size_t>(h) & to.mask;
+            while (slot(to.slots + i).load(std::memory_order_relaxed) != 0) i = (i + 1) & to.mask;
+            slot(to.slots + i).store((h & tag_mask) | id, std::memory_order_relaxed);
+        }
+        level_.store(next, std::memory_order_release);
+    }
 
     static std::size_t checked_capacity(std::size_t capacity) {
         if (capacity == 0 || capacity > max_capacity)
@@ -459,13 +504,13 @@ private:
         return x ^ (x >> 31);
     }
 
-    probe_result probe(context_id parent, frame f, std::uint64_t h) const noexcept {
+    probe_result probe(table t, context_id parent, frame f, std::uint64_t h) const noexcept {
         const std::uint64_t tag = h & tag_mask;
-        for (std::size_t i = static_cast<std::size_t>(h) & slot_mask_;; i = (i + 1) & slot_mask_) {
-            const std::uint64_t s = slot(i).load(std::memory_order_acquire);
+        for (std::size_t i = static_cast<std::size_t>(h) & t.mask;; i = (i + 1) & t.mask) {
+            const std::uint64_t s = slot(t.slots + i).load(std::memory_order_acquire);
             const auto id = static_cast<context_id>(s);
-            if (id == 0) return {i, no_context};
-            if ((s & tag_mask) == tag && nodes_[id].parent == parent && nodes_[id].f == f) return {i, id};
+            if (id == 0) return {t.slots + i, no_context};
+            if ((s & tag_mask) == tag && nodes_[id].parent == parent && nodes_[id].f == f) return {t.slots + i, id};
         }
     }
 
@@ -502,7 +547,9 @@ private:
     }
 
     std::size_t capacity_;
-    std::size_t slot_mask_;
+    std::size_t first_table_slots_; // level 0's slots (a power of two)
+    std::uint32_t last_level_;      // the level of at least 2 * capacity slots
+    std::atomic<std::uint32_t> level_{0};
     storage_ptr<node_record> nodes_;
     storage_ptr<Metrics> metrics_;
     storage_ptr<std::uint64_t> slots_;

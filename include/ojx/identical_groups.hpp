@@ -25,8 +25,9 @@
 // (population known and reached), the shares are the exact counts' (whatever the weights) and the intervals
 // collapse onto them (finite population correction).
 //
-// Recording is allocation-free (the table is allocated with the site's whole-object evidence); summaries and
-// estimates allocate and are for reports.
+// Recording allocates only when a site's table doubles (a few times at most: it starts with room for
+// `initial_room` contents); it runs where the profiler's digests do, under the caller's lock and never in a signal
+// handler. Summaries and estimates allocate and are for reports.
 #pragma once
 
 #include "ojx/replica_bounds.hpp"
@@ -113,24 +114,23 @@ struct identical_groups_summary {
 // The bounded table one site records into. Not thread-safe: callers serialize (the profiler's digest calls run
 // under the caller's lock).
 //
-// Storage. Room for min(capacity, preallocated) contents is allocated with the table, so that a table of the
-// default capacity never allocates while recording; a larger capacity (the exact verification mode keeps every
-// content) grows the room by doubling as contents arrive, and a growth that fails leaves the table full at the
-// room it has. Contents are found through an open-addressing index (linear probing, twice the room), so a record
+// Storage. Room for min(capacity, initial_room) contents is allocated with the table and doubles as contents
+// arrive, up to the capacity: most sites of a real program see a few distinct contents, and a program has
+// hundreds of sites, so a table made at its full default room (14 KiB) cost a native program megabytes of
+// resident memory for nothing. A growth that fails leaves the table full at the room it has. Contents are found through an open-addressing index (linear probing, twice the room), so a record
 // costs O(1) at any capacity; the eviction scan is O(kept), and only a full table does it.
 class identical_group_table {
 public:
-    static constexpr std::size_t preallocated = 256;
+    static constexpr std::size_t initial_room = 8;
 
     explicit identical_group_table(std::size_t capacity) : capacity_(std::max<std::size_t>(capacity, 1)) {
-        if (!grow_to(std::min(capacity_, preallocated))) throw std::bad_alloc();
+        if (!grow_to(std::min(capacity_, initial_room))) throw std::bad_alloc();
     }
 
     std::size_t capacity() const noexcept { return capacity_; }
     std::size_t kept() const noexcept { return used_; }
 
-    // One object with content `digest`, standing for `weight` objects. No allocation below `preallocated`
-    // contents.
+    // One object with content `digest`, standing for `weight` objects. Allocates only when the room doubles.
     void record(std::uint64_t digest, bool all_zero, double weight) noexcept {
         std::size_t at = home(digest);
         for (; index_[at] != 0; at = (at + 1) & mask_) {
@@ -178,7 +178,7 @@ public:
 
     // Bytes a table of `capacity` holds before it grows.
     static std::size_t initial_bytes(std::size_t capacity) noexcept {
-        const std::size_t room = std::min(std::max<std::size_t>(capacity, 1), preallocated);
+        const std::size_t room = std::min(std::max<std::size_t>(capacity, 1), initial_room);
         return room * sizeof(content_group) + index_size_for(room) * sizeof(std::uint32_t);
     }
 

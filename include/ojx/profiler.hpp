@@ -226,7 +226,7 @@ public:
           pool_(watchpoints.slot_count(), config_.seed ^ 0x5eedULL),
           rng_(config_.seed),
           digest_rng_(config_.seed ^ 0xd19e57ULL),
-          state_of_context_(config_.context_tree_capacity, no_state) {}
+          state_of_context_(zeroed_state_indices(config_.context_tree_capacity)) {}
 
     profiler(const profiler&) = delete;
     profiler& operator=(const profiler&) = delete;
@@ -813,7 +813,18 @@ private:
         double weight = 1; // the pairing policy's weight for this pair
     };
 
-    static constexpr std::uint32_t no_state = ~std::uint32_t{0};
+    // state_of_context_[context]: 1 + the index of the context's state, 0 for none, so that the table is calloc's
+    // zeros: pages of it are touched only where contexts have state (a table filled with a marker at construction
+    // cost every process 256 KiB of resident memory at the default capacity).
+    struct free_indices {
+        void operator()(std::uint32_t* indices) const noexcept { std::free(indices); }
+    };
+    using state_indices = std::unique_ptr<std::uint32_t[], free_indices>;
+    static state_indices zeroed_state_indices(std::size_t count) {
+        auto* indices = static_cast<std::uint32_t*>(std::calloc(count, sizeof(std::uint32_t)));
+        if (indices == nullptr) throw std::bad_alloc();
+        return state_indices(indices);
+    }
     static constexpr std::size_t states_per_chunk = 256;
 
     static profiler_config sanitized(profiler_config config) {
@@ -837,8 +848,8 @@ private:
     }
 
     context_state* state_for(context_id context, type_id type) {
-        if (context >= state_of_context_.size()) return nullptr;
-        if (state_of_context_[context] != no_state) return &state_at(state_of_context_[context]);
+        if (context >= config_.context_tree_capacity) return nullptr;
+        if (state_of_context_[context] != 0) return &state_at(state_of_context_[context] - 1);
         if (state_count_ >= config_.max_contexts) return nullptr;
         if (state_count_ % states_per_chunk == 0)
             states_.push_back(std::make_unique<std::vector<context_state>>());
@@ -851,7 +862,7 @@ private:
         state.remembered = std::make_unique<remembered_object[]>(config_.remembered_objects);
         state.probes = std::make_unique<probe[]>(config_.remembered_objects * config_.probes_per_object);
         state.accesses = std::make_unique<context_report::access[]>(config_.access_contexts_per_context);
-        state_of_context_[context] = static_cast<std::uint32_t>(state_count_++);
+        state_of_context_[context] = static_cast<std::uint32_t>(++state_count_);
         return &state;
     }
 
@@ -860,8 +871,8 @@ private:
     }
 
     context_state* existing_state(context_id context) const noexcept {
-        if (context >= state_of_context_.size() || state_of_context_[context] == no_state) return nullptr;
-        return &state_at(state_of_context_[context]);
+        if (context >= config_.context_tree_capacity || state_of_context_[context] == 0) return nullptr;
+        return &state_at(state_of_context_[context] - 1);
     }
 
     // Space-saving heavy hitters: a full table replaces its least-sampled entry and inherits its count, so the
@@ -1192,7 +1203,7 @@ private:
     bool tracking_stayed_exact_ = false;
     // Context id → index of its state. Sized to the tree's capacity up front so the sample path never
     // reallocates it; states live in fixed-size chunks that never move.
-    std::vector<std::uint32_t> state_of_context_;
+    state_indices state_of_context_;
     std::vector<std::unique_ptr<std::vector<context_state>>> states_;
     std::size_t state_count_ = 0;
 };

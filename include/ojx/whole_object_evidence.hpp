@@ -32,7 +32,8 @@ struct whole_object_summary {
     }
 };
 
-// Allocated when a site's first object is digested; recording allocates nothing.
+// Allocated when a site's first object is digested; recording allocates only as the site's identical-group
+// table grows (identical_groups.hpp).
 class whole_object_evidence {
 public:
     explicit whole_object_evidence(const whole_object_config& config)
@@ -49,8 +50,8 @@ public:
         return whole_object_summary{groups_.summary(), near_.summary(), bytes_};
     }
 
-    // Bytes this evidence holds for a configuration when it is made (for memory accounting; a table whose
-    // capacity is above identical_group_table::preallocated grows past it).
+    // Bytes this evidence holds for a configuration when it is made (for memory accounting; its identical-group
+    // table grows from identical_group_table::initial_room contents as distinct contents arrive).
     static std::size_t bytes_for(const whole_object_config& config) noexcept {
         return sizeof(whole_object_evidence) + identical_group_table::initial_bytes(config.content_groups) +
                config.near_families * sizeof(near_family);

@@ -3,6 +3,7 @@
 #include "ojx/hardware/symbolizer.hpp"
 
 #include <cinttypes>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -204,10 +205,17 @@ void symbolizer::read_module_list() {
     }
     ++stats_.module_list_reads;
     loader_changes_seen_ = loader_changes();
+    symbols_.clear(); // a module not reported again is dropped, and its address may name another
     // Modules reported again keep what libdwfl has already loaded for them; modules not reported are dropped.
     dwfl_report_begin(dwfl_.get());
     dwfl_linux_proc_report(dwfl_.get(), getpid()); // on failure, the modules reported before it stay usable
     dwfl_report_end(dwfl_.get(), nullptr, nullptr);
+}
+
+const module_symbols& symbolizer::symbols_of(Dwfl_Module* module) {
+    auto found = symbols_.find(module);
+    if (found == symbols_.end()) found = symbols_.emplace(module, module_symbols(module)).first;
+    return found->second;
 }
 
 std::string symbolizer::frame_name(std::uint64_t pc, bool is_return_address) {
@@ -238,9 +246,9 @@ std::string symbolizer::resolve(std::uint64_t pc, bool is_return_address) {
     const char* module_path =
         dwfl_module_info(module, nullptr, &module_start, nullptr, nullptr, nullptr, nullptr, nullptr);
     const std::string module_name = base_name(module_path != nullptr ? module_path : "");
-    GElf_Off offset = 0;
-    GElf_Sym symbol;
-    const char* symbol_name = dwfl_module_addrinfo(module, address, &offset, &symbol, nullptr, nullptr, nullptr);
+    const std::optional<module_symbols::found> symbol = symbols_of(module).lookup(address);
+    const char* symbol_name = symbol ? symbol->name : nullptr;
+    const std::uint64_t offset = symbol ? symbol->offset : 0;
     const std::string line = is_runtime_library(module_name) ? std::string() : source_line(module, address);
     // Without a symbol, the offset in its module: the same in every run of the same binary, where the address
     // moves with address-space randomization (and would split one site into one per run in `ojx merge`).

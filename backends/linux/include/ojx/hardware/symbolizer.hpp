@@ -12,12 +12,15 @@
 // the libcurl it loads) is never touched.
 #pragma once
 
+#include "ojx/hardware/module_symbols.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
 
 struct Dwfl; // elfutils' session; libdwfl.h stays out of this header
+struct Dwfl_Module;
 
 namespace ojx::hardware {
 
@@ -49,11 +52,13 @@ private:
 
     std::string resolve(std::uint64_t pc, bool is_return_address);
     void read_module_list();
+    const module_symbols& symbols_of(Dwfl_Module* module);
 
     std::unique_ptr<Dwfl, dwfl_deleter> dwfl_;
     bool dwfl_failed_ = false;
     std::uint64_t loader_changes_seen_ = 0; // the loader's load + unload count when the module list was read
     std::unordered_map<std::uint64_t, std::string> cache_[2]; // [is_return_address]
+    std::unordered_map<Dwfl_Module*, module_symbols> symbols_; // of the modules named so far; reset with the list
     statistics stats_;
 };
 
