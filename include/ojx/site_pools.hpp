@@ -73,12 +73,12 @@ public:
         add_context_evidence(pool.site, c);
     }
 
-    // The sites reached from at least two contexts, each with its estimate from the pooled evidence (`config`:
-    // the run's), best first.
-    std::vector<pooled_site> finish(const estimator_config& config) const {
+    // The sites reached from at least `min_contexts` contexts (by default two: a site of one context is that
+    // context), each with its estimate from the pooled evidence (`config`: the run's), best first.
+    std::vector<pooled_site> finish(const estimator_config& config, std::size_t min_contexts = 2) const {
         std::vector<pooled_site> result;
         for (const pooled_site& pool : pools_) {
-            if (pool.contexts < 2) continue;
+            if (pool.contexts < min_contexts) continue;
             pooled_site& done = result.emplace_back(pool);
             context_profile& s = done.site;
             // Comparisons pool only where every context carried their sums (an older profile may not).

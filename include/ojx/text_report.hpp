@@ -10,6 +10,7 @@
 #include "ojx/exact_counts_view.hpp"
 #include "ojx/frame_pools.hpp"
 #include "ojx/profile.hpp"
+#include "ojx/shared_contents.hpp"
 #include "ojx/site_pools.hpp"
 #include "ojx/site_selection.hpp"
 
@@ -249,16 +250,47 @@ inline void write_pooled_sites(std::ostream& out, const std::vector<pooled_site>
     }
 }
 
+// Pairs of sites holding the same contents whole (shared_contents.hpp), each side on a line of its own.
+inline void write_shared_contents(std::ostream& out, const std::vector<shared_contents_pair>& pairs,
+                                  const text_options& options) {
+    if (pairs.empty()) return;
+    out << "\nAllocation sites holding the same contents whole: objects digested whole at one site whose every byte\n"
+           "equals an object of the other (a copy, or the same contents built twice; all-zero contents left out):\n"
+           "  # contents     objects holding them  share [int.]          bytes  allocation site\n";
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+        const shared_contents_pair& p = pairs[i];
+        for (const shared_side* side : {&p.first, &p.second}) {
+            char row[160];
+            const std::string objects = amount(side->objects, true) + " [" + amount(side->objects_ci.low, false) +
+                                        ", " + amount(side->objects_ci.high, false) + "]";
+            if (side == &p.first)
+                std::snprintf(row, sizeof row, "%3zu %8zu ", i + 1, p.contents);
+            else
+                std::snprintf(row, sizeof row, "%13s", "");
+            out << row;
+            std::snprintf(row, sizeof row, " %22s %5s [%4s,%5s] %10s  ", objects.c_str(), percent(side->share).c_str(),
+                          percent(side->share_ci.low).c_str(), percent(side->share_ci.high).c_str(),
+                          bytes(side->bytes).c_str());
+            out << row << side->type << " at ";
+            write_frame_line(out, "", side->frame.empty() ? std::string("(no frames)") : side->frame, "", options);
+        }
+    }
+    out << "contents: distinct contents both sites hold; objects holding them: the site's objects estimated to hold\n"
+           "one of them (share: of its objects digested whole, with its interval), and their bytes.\n";
+}
+
 } // namespace report_detail
 
 // `sources_read` names the profiles read; `sites` are the sites to list, best first; `copies`, the profile's copy
 // section where it has one: each site it has copies into says where its contents were copied from.
 // `pooled`: the profile's sites pooled over their calling contexts (site_pools), listed after the table where
-// pooling finds what the contexts alone do not.
+// pooling finds what the contexts alone do not; `shared`: pairs of sites holding the same contents whole
+// (shared_contents), listed last.
 inline void write_text_report(std::ostream& out, const std::vector<std::string>& sources_read, const run_profile& run,
                        const std::vector<context_profile>& sites, const site_totals& totals,
                        const text_options& options, const copy_profile* copies = nullptr,
-                       const std::vector<pooled_site>& pooled = {}) {
+                       const std::vector<pooled_site>& pooled = {},
+                       const std::vector<shared_contents_pair>& shared = {}) {
     using namespace report_detail;
     out << "ojx replica report";
     for (std::size_t i = 0; i < sources_read.size() && i < 3; ++i) out << (i ? ", " : ": ") << sources_read[i];
@@ -288,7 +320,7 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
     const std::uint64_t skipped = run.counter("digests_skipped.budget");
     if (tracked > 0 && digested < tracked && digested + skipped > 0)
         out << " (" << percent(static_cast<double>(digested) / static_cast<double>(tracked)) << " of the " << tracked
-            << " tracked; " << skipped << " left out by the digest budgets)";
+            << " tracked; " << skipped << " left out by the digest budgets, which widens the intervals)";
     out << "; " << totals.sites << " allocation sites, "
         << totals.estimated << " with an estimate (at least " << run.estimator.min_comparisons << " comparisons or "
         << run.estimator.min_digested_objects << " objects digested whole), " << totals.replicated
@@ -329,6 +361,7 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
                "objects).\n";
     if (std::any_of(sites.begin(), sites.end(), [](const context_profile& c) { return c.allocations_estimated(); }))
         out << "~: estimated from sampled allocations (objects and savings are of all the allocations, scaled).\n";
+    write_shared_contents(out, shared, options);
 }
 
 // The report of a profile in memory, its `top` best sites with an estimate.
@@ -343,8 +376,10 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
     std::vector<context_profile> sites = table.best();
     std::vector<pooled_site> pooled = pools.finish(p.run.estimator);
     locate_concentrations(pooled, std::max<std::size_t>(sites.size(), 1), p.contexts, p.run.estimator);
+    const std::vector<shared_contents_pair> shared =
+        shared_contents(pools.finish(p.run.estimator, 1), p.run.estimator.confidence, shared_contents_listed);
     write_text_report(out, sources_read, p.run, sites, table.totals(), options, p.copies ? &*p.copies : nullptr,
-                      pooled);
+                      pooled, shared);
     if (p.exact) write_exact_counts_view(out, *p.exact, top);
 }
 

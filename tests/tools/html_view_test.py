@@ -25,11 +25,13 @@ as an engineer would use it:
     bytes and interval and its nodes' names, each clone pair's and carrier site's bytes and sites' names, and
     each hot copy chain's bytes and nodes in order; a page without one has no copies view at all. --copies or --no-copies says which the page must be. With --copies the planted
     context's details panel says where its contents were copied from: each source of the data with its share,
-    name and bytes; without a copy section no context's panel says so.
+    name and bytes; without a copy section no context's panel says so;
+  - pairs of sites holding the same contents whole: two rows a pair, each side named, with its share and
+    interval, and no section where the data has none; --shared says the page must have a pair.
 
 Screenshots go to ARTEFACT_DIR. Standard library only.
 
-usage: html_view_test.py [--copies | --no-copies] PAGE.html NAME ARTEFACT_DIR
+usage: html_view_test.py [--copies | --no-copies] [--shared] PAGE.html NAME ARTEFACT_DIR
 exit status: 0 passed, 1 failed, 2 bad usage, 77 skipped (Chromium or chromedriver not installed)
 """
 import base64
@@ -283,6 +285,32 @@ def check_pooled(driver, data, steps):
             raise Failure(f"pooled site {index} is named {field('pooled-site')!r}")
     steps.append(f"pooled sites: {len(pooled)} row(s), each with its share, interval and contexts" if pooled
                  else "pooled sites: none in the data, no section")
+
+
+def check_shared_contents(driver, data, steps, required):
+    """Pairs of sites holding the same contents whole: two rows a pair, each side named as the data names it, with
+    its share and interval; no section where the data has none. `required`: the page must have a pair."""
+    pairs = data["shared_contents"]
+    shown = driver.script("return !document.getElementById('shared-section').hidden")
+    if shown != bool(pairs):
+        raise Failure(f"the shared contents' section is {'shown' if shown else 'hidden'} with {len(pairs)} pairs "
+                      "in the data")
+    if required and not pairs:
+        raise Failure("the page's data has no pair of sites holding the same contents, and this page must have one")
+    for index, pair in enumerate(pairs):
+        for side_index, side in enumerate(pair["sides"]):
+            row = f'#shared tr[data-shared-index="{index}"][data-shared-side="{side_index}"]'
+            driver.find_one(row)
+            field = lambda f: driver.text(driver.find_one(f'{row} [data-field="{f}"]'))
+            if data["strings"][side["frame"]] != field("shared-site"):
+                raise Failure(f"shared pair {index}, side {side_index} is named {field('shared-site')!r}, the data "
+                              f"{data['strings'][side['frame']]!r}")
+            expect_close(f"shared pair {index}, side {side_index}'s share", percents(field("shared-share")),
+                         [side["share"]])
+            expect_close(f"shared pair {index}, side {side_index}'s interval", percents(field("shared-share-ci")),
+                         side["share_ci"])
+    steps.append(f"shared contents: {len(pairs)} pair(s), both sides named with their share and interval" if pairs
+                 else "shared contents: none in the data, no section")
 
 
 # For each frame pool key, the computed background colours of the frame boxes coloured by it.
@@ -583,7 +611,7 @@ def check_whole_object_facts(driver, data, steps):
     steps.append(f"header: {digested} of {tracked} tracked objects digested whole, {skipped} left out by budgets")
 
 
-def run_checks(driver, page, name, copies_expected, artefacts, steps):
+def run_checks(driver, page, name, copies_expected, shared_required, artefacts, steps):
     url = pathlib.Path(page).resolve().as_uri()
     started = time.monotonic()
     driver.command("POST", "/url", {"url": url})
@@ -603,6 +631,7 @@ def run_checks(driver, page, name, copies_expected, artefacts, steps):
     check_estimates_shown(driver, data, steps)
     check_pooled(driver, data, steps)
     check_frame_pools(driver, data, steps)
+    check_shared_contents(driver, data, steps, shared_required)
     check_exact(driver, data, steps)
 
     # The flame view: the planted context's box, wide enough to see and to click, and a box named NAME.
@@ -768,6 +797,9 @@ def main(argv):
     copies_expected = {"--copies": True, "--no-copies": False}.get(argv[1]) if len(argv) > 1 else None
     if copies_expected is not None:
         argv = argv[:1] + argv[2:]
+    shared_required = len(argv) > 1 and argv[1] == "--shared"
+    if shared_required:
+        argv = argv[:1] + argv[2:]
     if len(argv) != 4:
         print(__doc__, file=sys.stderr)
         return 2
@@ -789,7 +821,7 @@ def main(argv):
     driver = WebDriver(artefacts)
     try:
         driver.start(driver_path, browser)
-        run_checks(driver, page, name, copies_expected, artefacts, steps)
+        run_checks(driver, page, name, copies_expected, shared_required, artefacts, steps)
         errors = console_errors(driver)
         if errors:
             raise Failure(f"{len(errors)} console error(s), the first: {errors[0].get('message')}")

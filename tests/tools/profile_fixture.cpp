@@ -4,9 +4,9 @@
 // to 0.6, contexts with too few comparisons, names with quotes, markup and non-ASCII letters, a context with no
 // frames — and one planted replica context (θ ≈ 0.9, allocated at `planted_site`, which
 // tests/tools/CMakeLists.txt passes to the browser test), and one site reached from eight callers below one frame,
-// each context with a handful of objects digested whole. Estimates come from the real estimator. A copy section
-// (docs/profile-format.md, "copies") too, with the code that copied, for the copy volume outputs (`ojx report
-// --value copied-bytes` and `--value copying-code`).
+// each context with a handful of objects digested whole, and a site holding those objects' contents too.
+// Estimates come from the real estimator. A copy section (docs/profile-format.md, "copies") too, with the code
+// that copied, for the copy volume outputs (`ojx report --value copied-bytes` and `--value copying-code`).
 //
 // usage: profile_fixture OUT.json [CONTEXTS]   (default 40 contexts)
 #include "ojx/copy_profile.hpp"
@@ -251,6 +251,10 @@ profile make_profile(std::size_t count) {
              "com.acme.io.Segment.flush" + std::to_string(i) + "(Segment.java:" + std::to_string(40 + i) + ")",
              "com.acme.io.SegmentWriter.write(SegmentWriter.java:55)", outer[2], outer[1], outer[0]},
             4, 2, 4'096, next_digest, config));
+    // A site of its own holding those contents too (a cache keeping copies of the chunks): a pair of sites
+    // holding the same contents whole (shared_contents.hpp).
+    p.contexts.push_back(make_whole_context({"com.acme.io.ChunkCache.keep(ChunkCache.java:18)", outer[1], outer[0]},
+                                            5, 5, 4'096, next_digest, config));
     // The names a page must not trip over: markup that would end its data's <script>, and no frames at all.
     p.contexts.push_back(make_context("com.acme.Tag</script><script>alert(1)</script>",
                                       {"com.acme.html.Renderer.render(Renderer.java:5) <b>&amp;</b>", outer[0]}, 900,

@@ -394,10 +394,40 @@ void append_frame_pools(std::string& json, const std::vector<context_profile>& s
     json += ']';
 }
 
+// Pairs of sites holding the same contents whole (shared_contents.hpp), as the text report lists them:
+// [{"contents", "sides": [{"type", "frame" (string indices), "digested", "share", "share_ci", "objects",
+// "objects_ci", "bytes", "bytes_ci"}, ...]}], the side with more bytes shared first.
+void append_shared_contents(std::string& json, const std::vector<shared_contents_pair>& shared,
+                            string_table& strings) {
+    using report_detail::number;
+    json += '[';
+    for (std::size_t i = 0; i < shared.size(); ++i) {
+        json += i ? ",\n{\"contents\":" : "\n{\"contents\":";
+        json += std::to_string(shared[i].contents) + ",\"sides\":[";
+        for (const shared_side* side : {&shared[i].first, &shared[i].second}) {
+            json += side == &shared[i].first ? "{\"type\":" : ",{\"type\":";
+            json += std::to_string(strings.index(side->type)) +
+                    ",\"frame\":" + std::to_string(strings.index(side->frame)) +
+                    ",\"digested\":" + std::to_string(side->digested_shared) + ",\"share\":" + number(side->share) +
+                    ",\"share_ci\":";
+            append_interval(json, side->share_ci);
+            json += ",\"objects\":" + number(side->objects) + ",\"objects_ci\":";
+            append_interval(json, side->objects_ci);
+            json += ",\"bytes\":" + number(side->bytes) + ",\"bytes_ci\":";
+            append_interval(json, side->bytes_ci);
+            json += '}';
+        }
+        json += "]}";
+    }
+    json += ']';
+}
+
 // What the page's script reads: {"run", "total_contexts", "contexts" (the top ones, rank order), "frame_pools"
 // (append_frame_pools), "pooled" (the pooled sites' findings, each a context with "pooled_contexts" and
-// "replicated_contexts"), "copies" (only with a copy section), "exact" (only with exact counts), "strings"}.
-std::string page_data(const profile& p, std::size_t top, const std::vector<pooled_site>& pooled) {
+// "replicated_contexts"), "shared_contents" (append_shared_contents), "copies" (only with a copy section),
+// "exact" (only with exact counts), "strings"}.
+std::string page_data(const profile& p, std::size_t top, const std::vector<pooled_site>& pooled,
+                      const std::vector<shared_contents_pair>& shared) {
     string_table strings;
     std::string contexts = "[";
     const std::size_t shown = std::min(top, p.contexts.size());
@@ -426,6 +456,8 @@ std::string page_data(const profile& p, std::size_t top, const std::vector<poole
                            ",\"replicated_contexts\":" + std::to_string(findings[i].replicated_contexts));
     }
     json += ']';
+    json += ",\n\"shared_contents\":";
+    append_shared_contents(json, shared, strings);
     if (p.copies) {
         json += ",\n\"copies\":";
         append_copies(json, *p.copies, p.run.estimator.confidence, strings);
@@ -476,9 +508,9 @@ std::string html_escape(std::string_view text) {
 } // namespace
 
 void write_html(std::ostream& out, const profile& p, const html_options& options,
-                const std::vector<pooled_site>& pooled) {
+                const std::vector<pooled_site>& pooled, const std::vector<shared_contents_pair>& shared) {
     const std::string title = html_escape(options.title.empty() ? default_title : options.title);
-    const std::string data = page_data(p, options.top, pooled);
+    const std::string data = page_data(p, options.top, pooled, shared);
     std::string_view page = report_template();
     for (std::size_t at = page.find('@'); at != std::string_view::npos; at = page.find('@')) {
         out << page.substr(0, at);

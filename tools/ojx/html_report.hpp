@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ojx/profile.hpp"
+#include "ojx/shared_contents.hpp"
 #include "ojx/site_pools.hpp"
 
 #include <cstddef>
@@ -21,7 +22,8 @@ struct html_options {
 };
 
 // `pooled`: the profile's sites pooled over their calling contexts (site_pools.hpp); the page lists their findings.
+// `shared`: pairs of sites holding the same contents whole (shared_contents.hpp), which the page lists too.
 void write_html(std::ostream& out, const profile& p, const html_options& options,
-                const std::vector<pooled_site>& pooled = {});
+                const std::vector<pooled_site>& pooled = {}, const std::vector<shared_contents_pair>& shared = {});
 
 } // namespace ojx::tool

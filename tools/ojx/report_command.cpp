@@ -19,6 +19,7 @@
 #include "ojx/copies_view.hpp"
 #include "ojx/frame_pools.hpp"
 #include "ojx/options.hpp"
+#include "ojx/shared_contents.hpp"
 #include "ojx/site_pools.hpp"
 #include "ojx/site_selection.hpp"
 #include "ojx/text_report.hpp"
@@ -244,7 +245,10 @@ int report_command(arguments args) {
         }
     }
     std::vector<pooled_site> pooled = pools.finish(run.estimator);
-    if (html != nullptr) write_html(*html, profile{run, page.best(), copies, exact}, r.html_settings, pooled);
+    const std::vector<shared_contents_pair> shared_pairs =
+        shared_contents(pools.finish(run.estimator, 1), run.estimator.confidence, shared_contents_listed);
+    if (html != nullptr)
+        write_html(*html, profile{run, page.best(), copies, exact}, r.html_settings, pooled, shared_pairs);
     if (pprof_sites)
         if (const auto error = pprof_sites->finish(*pprof, run)) return failed(r.pprof + ": " + *error);
     for (const auto& file : files)
@@ -263,7 +267,7 @@ int report_command(arguments args) {
                                    : std::move(merged.contexts);
         locate_concentrations(pooled, pooled_shown, finding_contexts, run.estimator);
         write_text_report(std::cout, r.profiles, run, sites, table.totals(), r.text, copies ? &*copies : nullptr,
-                          pooled);
+                          pooled, shared_pairs);
         if (copies) write_copies_view(std::cout, *copies, run.estimator.confidence, r.text);
         if (exact) write_exact_counts_view(std::cout, *exact, r.top);
     }
