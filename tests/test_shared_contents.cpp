@@ -91,7 +91,7 @@ profile planted_profile(const planted& plant, double& true_record_share) {
 std::vector<shared_contents_pair> pairs_of(const profile& p) {
     site_pools pools;
     for (const context_profile& c : p.contexts) pools.add(c);
-    return shared_contents(pools.finish(p.run.estimator, 1), p.run.estimator.confidence, 100);
+    return shared_contents(pools.finish_all(p.run.estimator), p.run.estimator.confidence, 100);
 }
 
 const shared_side& side_at(const shared_contents_pair& pair, std::uint64_t leaf) {

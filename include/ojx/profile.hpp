@@ -80,9 +80,7 @@ struct context_profile {
     // computed them (digest_population: the tracked objects are the population where allocations were counted; a
     // context without metrics counts as its objects, exactly, as `ojx merge` counts it).
     void estimate_from_evidence(const estimator_config& config) {
-        identical = estimate_identical_groups(
-            whole.identical, config.confidence,
-            digest_population(objects, allocated_total().instances, !allocated || !allocated->estimated));
+        identical = estimate_identical_groups(whole.identical, config.confidence, digested_population());
         near = estimate_near_replicas(whole.near, whole.objects());
         combined = combine_estimates(estimate, identical, config);
     }
@@ -98,6 +96,11 @@ struct context_profile {
         return total;
     }
     bool allocations_estimated() const noexcept { return allocated && allocated->estimated; }
+
+    // The population its digested objects were drawn from (digest_population: 0 where unknown).
+    std::uint64_t digested_population() const noexcept {
+        return digest_population(objects, allocated_total().instances, !allocations_estimated());
+    }
 
     // At least this many bytes would be saved if the replicas shared one copy.
     double replicated_bytes() const noexcept {

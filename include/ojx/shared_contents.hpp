@@ -71,8 +71,7 @@ struct side_sums {
 // Whether every object of the site was digested and its content kept: then a content the site does not show, it
 // does not hold. As the site's own estimate takes its population (context_profile::estimate_from_evidence).
 inline bool seen_whole(const context_profile& c) {
-    const std::uint64_t population =
-        digest_population(c.objects, c.allocated_total().instances, !c.allocations_estimated());
+    const std::uint64_t population = c.digested_population();
     return population > 0 && c.whole.identical.objects() >= population && c.whole.identical.unkept_objects == 0;
 }
 
@@ -82,7 +81,7 @@ inline shared_side estimate_side(const std::vector<pooled_site>& sites, std::siz
     const type_allocations allocated = c.allocated_total();
     // Where every object of a known population was digested, the share is the counts', exact; where the
     // population is known, the interval narrows by the finite population correction.
-    const std::uint64_t population = digest_population(c.objects, allocated.instances, !c.allocations_estimated());
+    const std::uint64_t population = c.digested_population();
     const std::uint64_t digested = c.whole.identical.objects();
     const bool reached = population > 0 && digested >= population;
     const identical_groups_summary g = reached ? counted_alike(c.whole.identical) : c.whole.identical;
@@ -119,7 +118,7 @@ inline shared_side estimate_side(const std::vector<pooled_site>& sites, std::siz
 
 } // namespace shared_contents_detail
 
-// The pairs of `sites` (every site, reached from one context or more: site_pools::finish with min_contexts 1) that
+// The pairs of `sites` (every site, reached from one context or more: site_pools::finish_all) that
 // hold contents in common, most bytes shared first (the larger side's), at most `top`.
 inline std::vector<shared_contents_pair> shared_contents(const std::vector<pooled_site>& sites, double confidence,
                                                          std::size_t top) {

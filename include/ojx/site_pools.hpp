@@ -73,12 +73,10 @@ public:
         add_context_evidence(pool.site, c);
     }
 
-    // The sites reached from at least `min_contexts` contexts (by default two: a site of one context is that
-    // context), each with its estimate from the pooled evidence (`config`: the run's), best first.
-    std::vector<pooled_site> finish(const estimator_config& config, std::size_t min_contexts = 2) const {
+    // Every site, each with its estimate from the pooled evidence (`config`: the run's), best first.
+    std::vector<pooled_site> finish_all(const estimator_config& config) const {
         std::vector<pooled_site> result;
         for (const pooled_site& pool : pools_) {
-            if (pool.contexts < min_contexts) continue;
             pooled_site& done = result.emplace_back(pool);
             context_profile& s = done.site;
             // Comparisons pool only where every context carried their sums (an older profile may not).
@@ -89,6 +87,17 @@ public:
         std::sort(result.begin(), result.end(),
                   [](const pooled_site& a, const pooled_site& b) { return ranks_before(a.site, b.site); });
         return result;
+    }
+
+    // The sites reached from at least two contexts (a site of one context is that context), best first.
+    std::vector<pooled_site> finish(const estimator_config& config) const {
+        return reached_from_several(finish_all(config));
+    }
+
+    // Of `sites` (finish_all's), those reached from at least two contexts, in their order.
+    static std::vector<pooled_site> reached_from_several(std::vector<pooled_site> sites) {
+        std::erase_if(sites, [](const pooled_site& p) { return p.contexts < 2; });
+        return sites;
     }
 
     // Contexts of sites beyond the limit, not pooled.

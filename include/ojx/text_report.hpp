@@ -374,10 +374,11 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
         pools.add(c);
     }
     std::vector<context_profile> sites = table.best();
-    std::vector<pooled_site> pooled = pools.finish(p.run.estimator);
-    locate_concentrations(pooled, std::max<std::size_t>(sites.size(), 1), p.contexts, p.run.estimator);
+    std::vector<pooled_site> every_site = pools.finish_all(p.run.estimator);
     const std::vector<shared_contents_pair> shared =
-        shared_contents(pools.finish(p.run.estimator, 1), p.run.estimator.confidence, shared_contents_listed);
+        shared_contents(every_site, p.run.estimator.confidence, shared_contents_listed);
+    std::vector<pooled_site> pooled = site_pools::reached_from_several(std::move(every_site));
+    locate_concentrations(pooled, std::max<std::size_t>(sites.size(), 1), p.contexts, p.run.estimator);
     write_text_report(out, sources_read, p.run, sites, table.totals(), options, p.copies ? &*p.copies : nullptr,
                       pooled, shared);
     if (p.exact) write_exact_counts_view(out, *p.exact, top);

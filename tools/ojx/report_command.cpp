@@ -244,9 +244,10 @@ int report_command(arguments args) {
             if (pprof_sites) pprof_sites->add(copy);
         }
     }
-    std::vector<pooled_site> pooled = pools.finish(run.estimator);
+    std::vector<pooled_site> every_site = pools.finish_all(run.estimator);
     const std::vector<shared_contents_pair> shared_pairs =
-        shared_contents(pools.finish(run.estimator, 1), run.estimator.confidence, shared_contents_listed);
+        shared_contents(every_site, run.estimator.confidence, shared_contents_listed);
+    std::vector<pooled_site> pooled = site_pools::reached_from_several(std::move(every_site));
     if (html != nullptr)
         write_html(*html, profile{run, page.best(), copies, exact}, r.html_settings, pooled, shared_pairs);
     if (pprof_sites)
