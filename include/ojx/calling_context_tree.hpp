@@ -39,6 +39,7 @@
 #pragma once
 
 #include "ojx/types.hpp"
+#include "ojx/zeroed_storage.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -448,21 +449,6 @@ private:
     static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free && std::atomic<context_id>::is_always_lock_free,
                   "signal-safe insertion needs lock-free atomics");
 
-    // Storage for `count` objects of T, all bytes zero, none constructed (T is trivially destructible, so freeing
-    // it is all the cleanup there is).
-    struct free_storage {
-        void operator()(void* storage) const noexcept { std::free(storage); }
-    };
-    template <class T>
-    using storage_ptr = std::unique_ptr<T[], free_storage>;
-
-    template <class T>
-    static storage_ptr<T> zeroed_storage(std::size_t count) {
-        static_assert(std::is_trivially_destructible_v<T> && alignof(T) <= alignof(std::max_align_t));
-        void* storage = std::calloc(count, sizeof(T));
-        if (storage == nullptr) throw std::bad_alloc();
-        return storage_ptr<T>(static_cast<T*>(storage));
-    }
 
     // Table slots are plain words (so calloc's zeros are valid empty slots) accessed atomically.
     static std::atomic_ref<std::uint64_t> slot(std::uint64_t* at) noexcept { return std::atomic_ref(*at); }
@@ -550,9 +536,9 @@ private:
     std::size_t first_table_slots_; // level 0's slots (a power of two)
     std::uint32_t last_level_;      // the level of at least 2 * capacity slots
     std::atomic<std::uint32_t> level_{0};
-    storage_ptr<node_record> nodes_;
-    storage_ptr<Metrics> metrics_;
-    storage_ptr<std::uint64_t> slots_;
+    zeroed_ptr<node_record> nodes_;
+    zeroed_ptr<Metrics> metrics_;
+    zeroed_ptr<std::uint64_t> slots_;
     std::atomic<std::uint32_t> count_{0};
     std::atomic<std::uint64_t> overflow_{0};
 };

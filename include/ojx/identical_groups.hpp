@@ -117,8 +117,9 @@ struct identical_groups_summary {
 // Storage. Room for min(capacity, initial_room) contents is allocated with the table and doubles as contents
 // arrive, up to the capacity: most sites of a real program see a few distinct contents, and a program has
 // hundreds of sites, so a table made at its full default room (14 KiB) cost a native program megabytes of
-// resident memory for nothing. A growth that fails leaves the table full at the room it has. Contents are found through an open-addressing index (linear probing, twice the room), so a record
-// costs O(1) at any capacity; the eviction scan is O(kept), and only a full table does it.
+// resident memory for nothing. A growth that fails leaves the table full at the room it has. Contents are found
+// through an open-addressing index (linear probing, twice the room), so a record costs O(1) at any capacity; the
+// eviction scan is O(kept), and only a full table does it.
 class identical_group_table {
 public:
     static constexpr std::size_t initial_room = 8;

@@ -34,6 +34,7 @@
 #include "ojx/watchpoint_pool.hpp"
 #include "ojx/whole_object_digest.hpp"
 #include "ojx/whole_object_evidence.hpp"
+#include "ojx/zeroed_storage.hpp"
 
 #include <algorithm>
 #include <array>
@@ -226,7 +227,7 @@ public:
           pool_(watchpoints.slot_count(), config_.seed ^ 0x5eedULL),
           rng_(config_.seed),
           digest_rng_(config_.seed ^ 0xd19e57ULL),
-          state_of_context_(zeroed_state_indices(config_.context_tree_capacity)) {}
+          state_of_context_(zeroed_storage<std::uint32_t>(config_.context_tree_capacity)) {}
 
     profiler(const profiler&) = delete;
     profiler& operator=(const profiler&) = delete;
@@ -813,18 +814,6 @@ private:
         double weight = 1; // the pairing policy's weight for this pair
     };
 
-    // state_of_context_[context]: 1 + the index of the context's state, 0 for none, so that the table is calloc's
-    // zeros: pages of it are touched only where contexts have state (a table filled with a marker at construction
-    // cost every process 256 KiB of resident memory at the default capacity).
-    struct free_indices {
-        void operator()(std::uint32_t* indices) const noexcept { std::free(indices); }
-    };
-    using state_indices = std::unique_ptr<std::uint32_t[], free_indices>;
-    static state_indices zeroed_state_indices(std::size_t count) {
-        auto* indices = static_cast<std::uint32_t*>(std::calloc(count, sizeof(std::uint32_t)));
-        if (indices == nullptr) throw std::bad_alloc();
-        return state_indices(indices);
-    }
     static constexpr std::size_t states_per_chunk = 256;
 
     static profiler_config sanitized(profiler_config config) {
@@ -1201,9 +1190,11 @@ private:
     double death_inclusion_ = 1;
     std::optional<std::pair<std::uint64_t, std::uint64_t>> sampled_interval_range_;
     bool tracking_stayed_exact_ = false;
-    // Context id → index of its state. Sized to the tree's capacity up front so the sample path never
-    // reallocates it; states live in fixed-size chunks that never move.
-    state_indices state_of_context_;
+    // Context id → 1 + the index of its state, 0 for none: calloc's zeros, so its pages are touched only where
+    // contexts have state (filled with a marker at construction, it cost every process 256 KiB of resident
+    // memory). Sized to the tree's capacity up front so the sample path never reallocates it; states live in
+    // fixed-size chunks that never move.
+    zeroed_ptr<std::uint32_t> state_of_context_;
     std::vector<std::unique_ptr<std::vector<context_state>>> states_;
     std::size_t state_count_ = 0;
 };

@@ -3,7 +3,6 @@
 #include "ojx/hardware/symbolizer.hpp"
 
 #include <cinttypes>
-#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +12,7 @@
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <link.h>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unistd.h>
