@@ -74,9 +74,27 @@ public:
     }
 
     // Every site, each with its estimate from the pooled evidence (`config`: the run's), best first.
-    std::vector<pooled_site> finish_all(const estimator_config& config) const {
+    std::vector<pooled_site> finish_all(const estimator_config& config) const { return estimated(config, 1); }
+
+    // The sites reached from at least two contexts (a site of one context is that context), best first. Only
+    // they are estimated: frame_pools finishes a pool at every frame of a tree, where most sites have one context.
+    std::vector<pooled_site> finish(const estimator_config& config) const { return estimated(config, 2); }
+
+    // Of `sites` (finish_all's), those reached from at least two contexts, in their order: finish's, without
+    // estimating them again.
+    static std::vector<pooled_site> reached_from_several(std::vector<pooled_site> sites) {
+        std::erase_if(sites, [](const pooled_site& p) { return p.contexts < 2; });
+        return sites;
+    }
+
+    // Contexts of sites beyond the limit, not pooled.
+    std::size_t unpooled() const noexcept { return unpooled_; }
+
+private:
+    std::vector<pooled_site> estimated(const estimator_config& config, std::size_t min_contexts) const {
         std::vector<pooled_site> result;
         for (const pooled_site& pool : pools_) {
+            if (pool.contexts < min_contexts) continue;
             pooled_site& done = result.emplace_back(pool);
             context_profile& s = done.site;
             // Comparisons pool only where every context carried their sums (an older profile may not).
@@ -89,21 +107,6 @@ public:
         return result;
     }
 
-    // The sites reached from at least two contexts (a site of one context is that context), best first.
-    std::vector<pooled_site> finish(const estimator_config& config) const {
-        return reached_from_several(finish_all(config));
-    }
-
-    // Of `sites` (finish_all's), those reached from at least two contexts, in their order.
-    static std::vector<pooled_site> reached_from_several(std::vector<pooled_site> sites) {
-        std::erase_if(sites, [](const pooled_site& p) { return p.contexts < 2; });
-        return sites;
-    }
-
-    // Contexts of sites beyond the limit, not pooled.
-    std::size_t unpooled() const noexcept { return unpooled_; }
-
-private:
     std::size_t limit_;
     std::vector<pooled_site> pools_;
     std::unordered_map<std::string, std::size_t> index_;
