@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: install what is needed, build, and find the replicas in the bundled Java program
 # (examples/java_replicas: 4 threads, replicas planted at four allocation sites modelled on the OJXPerf paper's
-# case studies, three control sites) with the JVM agent libojx.so at its defaults on a real JVM — whole objects
+# case studies and one whose copies are dropped at once, three control sites) with the JVM agent libojx.so at its defaults on a real JVM — whole objects
 # digested at collections (OJX_OPTIONS=rate=200 adds sampled accesses and this machine's watchpoints). Prints the
 # agent's report, writes the JSON profile to build/demo/profile.json, and checks it against the program's ground
 # truth.

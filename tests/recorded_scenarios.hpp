@@ -75,9 +75,10 @@ inline std::vector<std::byte> finished_trace(emulation::in_memory_trace& trace) 
     return {bytes.begin(), bytes.end()};
 }
 
-// A session's profile as JSON.
+// A session's profile as JSON; a recording session's trace gets the heap view then, as an agent's does.
 template <class Session>
 std::string profile_json(Session& s, const report_naming& naming) {
+    if constexpr (requires { s.record_heap_view(); }) s.record_heap_view();
     std::ostringstream out;
     write_json(out, s.prof.report(), s.prof.contexts(), naming, s.facts());
     return out.str();

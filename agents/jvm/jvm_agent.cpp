@@ -460,6 +460,7 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
 
     session_options options = settings_.agent.session;
     options.profiler.min_object_size = 1; // the agent applies the threshold to whole objects, headers included
+    options.profiler.sweep_sees_live_heap = false; // the heap view's moments are collections' survivors
     // Allocation metrics are scaled by JVMTI's sampling (interval 0: every allocation is sampled, counts exact);
     // under adaptive sampling each object carries the interval it was drawn at.
     const allocation_tracking& tracking = settings_.agent.tracking;

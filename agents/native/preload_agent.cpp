@@ -88,6 +88,9 @@ struct agent {
 // costs well under a tenth of a core-second where a program frees or keeps that much.
 constexpr std::uint64_t death_digest_bytes_per_second = 64ULL << 20;
 constexpr std::uint64_t exit_digest_bytes = 64ULL << 20; // at most about 25 ms at exit (2.7 GB/s)
+// The heap view's censuses during the run (docs/design.md, "Heap and churn"): one each time the tracked heap grew
+// a quarter past the most seen, reading at most this many bytes (about 1.5 ms of the allocating thread's time).
+constexpr std::uint64_t census_digest_bytes = 4ULL << 20;
 
 // Tracked allocations per second above which the exit summary of an interval=0 run points at track_rate=: each
 // costs ≈ 0.3 µs (bench/RESULTS.md), so this many cost ≈ 1.5 % of a core.
@@ -395,6 +398,7 @@ std::vector<option_spec> preload_agent_options() {
     choose_allocation_tracking(a);
     session.record_file = a.files.trace;
     session.profiler.death_digest_bytes_per_second = digest_budget(the_agent->settings, death_digest_bytes_per_second);
+    session.profiler.live_census_bytes = digest_budget(the_agent->settings, census_digest_bytes);
     find_own_code();
     the_agent->backtrace = libgcc_backtrace;
     if (const std::string& unwinder = parsed.values.choice("unwinder"); unwinder != "libgcc") {

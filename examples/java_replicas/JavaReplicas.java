@@ -54,6 +54,7 @@ import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Locale;
@@ -103,6 +104,8 @@ public final class JavaReplicas {
     static final int ROUTING_CHANGED_ELEMENTS = 16;
 
     static final int LIVE_OBJECTS_PER_SITE = 64;          // per site per worker
+    static final int REPLY_HEADER_BYTES = 4096 - 16;        // the transient site's arrays: 4 KiB with the header
+    static final int REPLY_HEADERS_PER_CHURN = 8;          // its objects per worker and churn period, none kept
 
     // ---- Deterministic randomness ------------------------------------------------------------------------------
 
@@ -153,6 +156,7 @@ public final class JavaReplicas {
     static final class ContentSource {
         final long seed;
         final byte[] inputFile = new byte[INPUT_FILE_BYTES];
+        final byte[] replyTemplate = new byte[REPLY_HEADER_BYTES];
         final double[] spectrumInput = new double[SPECTRUM_LENGTH];
         final int[] routingTemplate = new int[ROUTING_TABLE_LENGTH];
         final Snapshot snapshot;
@@ -162,6 +166,7 @@ public final class JavaReplicas {
             this.seed = seed;
             Rng random = new Rng(seed ^ 0x74656d706c617465L);
             for (int i = 0; i < INPUT_FILE_BYTES; i += 8) putLong(inputFile, i, random.next());
+            for (int i = 0; i < REPLY_HEADER_BYTES; i += 8) putLong(replyTemplate, i, random.next());
             fillDataSet(spectrumInput, random);
             for (int i = 0; i < ROUTING_TABLE_LENGTH; ++i) routingTemplate[i] = (int) random.next();
             int[] counters = new int[SNAPSHOT_COUNTERS];
@@ -208,6 +213,12 @@ public final class JavaReplicas {
             filled += n;
         }
         return buffer;
+    }
+
+    // Every object a copy of one reply template, built, read and dropped at once (none is kept): as replicated as
+    // refillInputBuffer, yet never more than one per thread alive. Sharing it saves allocation churn, not heap.
+    static byte[] formatReplyHeader(byte[] template) {
+        return Arrays.copyOf(template, template.length);
     }
 
     // Recomputes a result from its input on every call and returns it in a fresh array. The caller passes the
@@ -305,9 +316,17 @@ public final class JavaReplicas {
         final String contents;     // what the objects hold
         final double designRatio;  // the largest-group ratio the site is built for (the truth is measured)
         final int readsPerRound;   // objects read per worker round: how hot the site is
+        // 0: the site keeps LIVE_OBJECTS_PER_SITE objects per worker, replacing one each churn period. Else a
+        // transient site: this many objects each churn period, each read and dropped at once.
+        final int transientPerChurn;
 
         Site(String function, String role, String kind, String type, String allocator, String contents,
              double designRatio, int readsPerRound) {
+            this(function, role, kind, type, allocator, contents, designRatio, readsPerRound, 0);
+        }
+
+        Site(String function, String role, String kind, String type, String allocator, String contents,
+             double designRatio, int readsPerRound, int transientPerChurn) {
             this.function = function;
             this.role = role;
             this.kind = kind;
@@ -316,10 +335,12 @@ public final class JavaReplicas {
             this.contents = contents;
             this.designRatio = designRatio;
             this.readsPerRound = readsPerRound;
+            this.transientPerChurn = transientPerChurn;
         }
     }
 
-    static final int REFILL = 0, SPECTRUM = 1, SERIALIZE = 2, ROUTING = 3, RANDOM = 4, SPARSE = 5, MESSAGE = 6;
+    static final int REFILL = 0, SPECTRUM = 1, SERIALIZE = 2, ROUTING = 3, RANDOM = 4, SPARSE = 5, MESSAGE = 6,
+            REPLY = 7;
 
     static final Site[] SITES = {
         new Site("refillInputBuffer", "planted", "identical", "byte[]",
@@ -339,6 +360,9 @@ public final class JavaReplicas {
                 "zero except one random word per aligned 32-byte group (hard negative)", 0.0, 1),
         new Site("encodeMessageFrame", "control", "variable-size", "byte[]", "new byte[]",
                 "1-8 KiB, sequence number, length and random payload", 0.0, 1),
+        new Site("formatReplyHeader", "planted", "transient", "byte[]", "Arrays.copyOf",
+                "every object a copy of one 4 KiB reply template, 8 a churn period per worker, each dropped at once"
+                        + " (none kept)", 1.0, 0, REPLY_HEADERS_PER_CHURN),
     };
 
     // Calls every site method from exactly one place each.
@@ -365,6 +389,8 @@ public final class JavaReplicas {
                 return buildSparseSignature(objectRandom(source.seed, SPARSE, sequence));
             case MESSAGE:
                 return encodeMessageFrame(sequence, objectRandom(source.seed, MESSAGE, sequence));
+            case REPLY:
+                return formatReplyHeader(source.replyTemplate);
             default:
                 throw new IllegalArgumentException("no site " + site);
         }
@@ -534,6 +560,10 @@ public final class JavaReplicas {
                 boolean filling = nextFill < LIVE_OBJECTS_PER_SITE;
                 if (filling || System.nanoTime() - nextChurn >= 0) {
                     for (int s = 0; s < SITES.length; ++s) {
+                        if (SITES[s].transientPerChurn != 0) {
+                            if (!filling) checksum += useTransientObjects(s);
+                            continue;
+                        }
                         int slot = filling ? nextFill : random.below(LIVE_OBJECTS_PER_SITE);
                         replaceObject(s, slot);
                     }
@@ -558,6 +588,18 @@ public final class JavaReplicas {
             shared.checksum.addAndGet(checksum);
             shared.garbageBytes.addAndGet(garbageBytes);
             for (int s = 0; s < SITES.length; ++s) shared.objectReads[s].addAndGet(reads[s]);
+        }
+
+        // A transient site's objects for one churn period: each allocated, recorded, read and dropped at once.
+        long useTransientObjects(int site) {
+            long sum = 0;
+            for (int i = 0; i < SITES[site].transientPerChurn; ++i) {
+                Object fresh = allocateForSite(site, shared.nextSequence[site].getAndIncrement(), shared.source, this);
+                recordTruth(site, fresh);
+                sum += readObject(fresh);
+                ++reads[site];
+            }
+            return sum;
         }
 
         // Allocates the site's next object, records its contents for the truth, and puts it in the slot.
@@ -879,9 +921,10 @@ public final class JavaReplicas {
                     truth.objects, truth.bytes, truth.minBytes, truth.maxBytes, truth.distinctSizes));
             out.append(String.format(Locale.ROOT,
                     "     \"groups\": %d, \"largest_group\": %d, \"largest_group_ratio\": %s,"
-                            + " \"identical_pair_fraction\": %s, \"object_reads\": %d}",
+                            + " \"identical_pair_fraction\": %s, \"object_reads\": %d, \"kept_alive\": %d}",
                     truth.groups, truth.largestGroup, number(truth.largestGroupRatio),
-                    number(truth.identicalPairFraction), shared.objectReads[s].get()));
+                    number(truth.identicalPairFraction), shared.objectReads[s].get(),
+                    site.transientPerChurn != 0 ? 0 : LIVE_OBJECTS_PER_SITE * options.threads));
         }
         out.append("\n  ]\n}\n");
         Files.write(Paths.get(options.truthPath), out.toString().getBytes(StandardCharsets.UTF_8));

@@ -24,6 +24,9 @@
 //   more are the sites' objects (plus the truth record arrays, one per site, and whatever the C++ runtime
 //   allocates).
 //
+// One site is transient: each --churn-ms every worker allocates 8 of its objects, reads each and frees it at
+// once, so that it saves churn and no heap (the truth's kept_alive: 0).
+//
 // Scale: 64 live objects per site; every worker replaces one object of every site each --churn-ms (10 ms), so
 // with 4 workers a site allocates about 400 objects a second, each living about 160 ms and read thousands of
 // times. Memory: the live objects take under 3 MiB; the truth keeps 24 bytes per allocated object (about
@@ -96,6 +99,7 @@ constexpr std::size_t random_buffer_bytes = 8192;
 constexpr std::size_t sparse_row_bytes = 4096;
 constexpr std::size_t message_min_bytes = 1024;
 constexpr std::size_t message_max_bytes = 8192;
+constexpr std::size_t reply_header_bytes = 4096;
 
 // What the planted sites copy from. Filled once by make_content_source before any thread starts.
 struct content_source {
@@ -103,6 +107,7 @@ struct content_source {
     std::array<std::uint64_t, config_default_bytes / word_bytes> config_defaults{};
     std::array<std::array<std::uint64_t, lookup_table_bytes / word_bytes>, lookup_table_variants> lookup_tables{};
     std::array<std::array<std::uint64_t, input_chunk_bytes / word_bytes>, input_sources> inputs{};
+    std::array<std::uint64_t, reply_header_bytes / word_bytes> reply_template{};
 };
 
 // The random generator for object `sequence` of site `site`: contents depend on the seed and the object's
@@ -163,6 +168,14 @@ void* checked(void* memory, std::size_t bytes) {
     return {words, input_chunk_bytes};
 }
 
+// Every object a copy of one reply template, built, read and freed at once (none is kept): as replicated as
+// the config blocks, yet never more than one per thread alive. Sharing it saves allocation churn, not heap.
+[[gnu::noinline]] allocation format_reply_headers(const content_source& source, std::uint64_t /*sequence*/) {
+    auto* words = static_cast<std::uint64_t*>(checked(std::malloc(reply_header_bytes), reply_header_bytes));
+    std::memcpy(words, source.reply_template.data(), reply_header_bytes);
+    return {words, reply_header_bytes};
+}
+
 // ---- Control sites: every object differs (largest-group ratio 1/X) ------------------------------------------
 
 // Random bytes, and the hottest site of all (see site_table) so that a control gets at least as many samples
@@ -214,11 +227,14 @@ struct site_description {
     unsigned reads_per_round; // objects read per worker round: how hot the site is
     allocation (*allocate)(const content_source&, std::uint64_t sequence);
     void (*release)(std::uint64_t*);
+    // 0: the site keeps live_objects_per_site objects, replacing one each churn period. Else a transient site:
+    // this many objects each churn period, each read and freed at once.
+    unsigned transient_per_churn = 0;
 };
 
 // Words read per worker round: config 1 x 512, lookup 2 x 256, input 1 x 768, random 2 x 1024, sparse 1 x 512,
 // messages 1 x ~576 on average: the random control is read the most.
-constexpr std::array<site_description, 6> site_table{{
+constexpr std::array<site_description, 7> site_table{{
     {"allocate_config_blocks", "planted", "calloc", "every object a copy of one 3 KiB default configuration", 1,
      allocate_config_blocks, release_with_free},
     {"allocate_lookup_tables", "planted", "new[]", "copies of one of 4 tables, weights 50/25/15/10 %, shuffled", 2,
@@ -232,6 +248,9 @@ constexpr std::array<site_description, 6> site_table{{
      allocate_sparse_rows, release_with_free},
     {"allocate_message_records", "control", "malloc", "1-8 KiB, sequence number and random payload", 1,
      allocate_message_records, release_with_free},
+    {"format_reply_headers", "planted", "malloc",
+     "every object a copy of one 4 KiB reply template, 8 a churn period, each freed at once (none kept)", 0,
+     format_reply_headers, release_with_free, 8},
 }};
 
 // ---- Truth: exact grouping of every object a site allocated -------------------------------------------------
@@ -357,6 +376,24 @@ struct program_state {
     if (old.words != nullptr) description.release(old.words);
 }
 
+// A transient site's objects for one churn period: each allocated, recorded, read whole and freed at once.
+[[gnu::noinline]] std::uint64_t use_transient_objects(const site_description& description, site_state& site,
+                                                      const content_source& source) {
+    std::uint64_t sum = 0;
+    for (unsigned i = 0; i < description.transient_per_churn; ++i) {
+        const allocation fresh = description.allocate(source, site.next_sequence.fetch_add(1, std::memory_order_relaxed));
+        const object_record record = record_of(fresh);
+        {
+            const std::lock_guard guard(site.records_lock);
+            site.records.push_back(record);
+        }
+        for (std::size_t w = 0; w < fresh.word_count(); ++w) sum += fresh.words[w];
+        site.object_reads.fetch_add(1, std::memory_order_relaxed);
+        description.release(fresh.words);
+    }
+    return sum;
+}
+
 struct worker_settings {
     std::size_t index = 0;
     std::size_t count = 0;
@@ -377,6 +414,10 @@ struct worker_settings {
         const bool filling = next_fill < live_objects_per_site;
         if (filling || std::chrono::steady_clock::now() >= next_churn) {
             for (std::size_t s = 0; s < site_table.size(); ++s) {
+                if (site_table[s].transient_per_churn != 0) {
+                    if (!filling) checksum += use_transient_objects(site_table[s], state.sites[s], source);
+                    continue;
+                }
                 const std::size_t slot = filling ? next_fill : random.below(live_objects_per_site);
                 replace_object(site_table[s], state.sites[s], slot, source);
             }
@@ -407,6 +448,7 @@ void make_content_source(content_source& source, std::uint64_t seed) {
         for (std::uint64_t& word : table) word = random.next();
     for (auto& input : source.inputs)
         for (std::uint64_t& word : input) word = random.next();
+    for (std::uint64_t& word : source.reply_template) word = random.next();
 }
 
 } // namespace native_replicas
@@ -510,11 +552,11 @@ bool write_truth(const std::string& path, const options& settings, double elapse
                      ", \"max\": %" PRIu64 ", \"distinct\": %" PRIu64 "},\n"
                      "     \"groups\": %" PRIu64 ", \"largest_group\": %" PRIu64
                      ", \"largest_group_ratio\": %.9g, \"identical_pair_fraction\": %.9g, \"object_reads\": %" PRIu64
-                     "}",
+                     ", \"kept_alive\": %zu}",
                      s == 0 ? "" : ",", site.function, site.role, site.allocator, site.contents, truth.objects,
                      truth.bytes, truth.min_bytes, truth.max_bytes, truth.distinct_sizes, truth.groups,
                      truth.largest_group, truth.largest_group_ratio, truth.identical_pair_fraction,
-                     state.sites[s].object_reads.load());
+                     state.sites[s].object_reads.load(), site.transient_per_churn != 0 ? 0 : live_objects_per_site);
     }
     std::fputs("\n  ]\n}\n", out);
     if (std::fclose(out) != 0) {
@@ -541,7 +583,9 @@ int main(int argc, char** argv) {
     const auto expected_objects = static_cast<std::size_t>(
         static_cast<double>(live_objects_per_site) +
         static_cast<double>(settings->threads) * churn_per_second * (settings->seconds + 1.0));
-    for (site_state& site : state.sites) site.records.reserve(std::min<std::size_t>(expected_objects, 1u << 24));
+    for (std::size_t s = 0; s < site_table.size(); ++s)
+        state.sites[s].records.reserve(std::min<std::size_t>(
+            expected_objects * std::max<std::size_t>(1, site_table[s].transient_per_churn), 1u << 24));
 
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::thread> workers;

@@ -53,6 +53,7 @@ inline void add_context_evidence(context_profile& into, const context_profile& m
     if (into.has_evidence && more.has_evidence) into.evidence += more.evidence;
     into.has_evidence = into.has_evidence && more.has_evidence;
     into.whole += more.whole; // a context without whole-object evidence digested nothing: adding it is exact
+    into.live += more.live;   // each profile's heap moment: the sum of the processes' heaps at their moments
 }
 
 } // namespace ojx

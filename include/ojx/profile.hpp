@@ -9,6 +9,7 @@
 #include "ojx/allocation_metrics.hpp"
 #include "ojx/copy_profile.hpp"
 #include "ojx/exact_counts.hpp"
+#include "ojx/live_heap.hpp"
 #include "ojx/profiler.hpp"
 #include "ojx/site_estimate.hpp"
 #include "ojx/whole_object_evidence.hpp"
@@ -75,6 +76,12 @@ struct context_profile {
     near_replica_estimate near;
     site_estimate combined; // the site's estimate and the evidence it rests on
     std::vector<named_access_context> accesses; // most sampled first
+    // The heap view (live_heap.hpp): the site's objects alive at the run's heap moment (run.heap_moments), and
+    // the identical groups among them, estimated as `identical` is (recomputed by estimate_from_evidence).
+    // Profiles written before it have none: no heap view.
+    live_summary live;
+    identical_groups_estimate live_identical;
+    site_estimate heap;
 
     // Recomputes identical, near and combined from `whole` and `estimate` with the run's settings, as the profiler
     // computed them (digest_population: the tracked objects are the population where allocations were counted; a
@@ -83,6 +90,13 @@ struct context_profile {
         identical = estimate_identical_groups(whole.identical, config.confidence, digested_population());
         near = estimate_near_replicas(whole.near, whole.objects());
         combined = combine_estimates(estimate, identical, config);
+        estimate_heap(config);
+    }
+
+    // The heap view's estimate from `live` (whole objects only: comparisons are of objects over the run).
+    void estimate_heap(const estimator_config& config) {
+        live_identical = estimate_live_groups(live, config.confidence, !allocations_estimated());
+        heap = combine_estimates(replica_estimate{}, live_identical, config);
     }
 
     // Instances and bytes the context allocated: the allocation metrics' totals (estimates where allocations
@@ -106,6 +120,15 @@ struct context_profile {
     double replicated_bytes() const noexcept {
         const type_allocations total = allocated_total();
         return replicated_bytes_lower_bound(combined, total.instances, total.bytes);
+    }
+
+    // The two views of what sharing saves: in the heap, the replicated bytes alive at the heap moment; in churn,
+    // the replicated bytes allocated over the run (per second: divided by run.seconds). Each from its share's
+    // interval; the churn's lower end is replicated_bytes().
+    saving heap_saving() const noexcept { return saving_of(heap, live.weight, live.bytes); }
+    saving churn_saving() const noexcept {
+        const type_allocations total = allocated_total();
+        return saving_of(combined, total.instances, total.bytes);
     }
 };
 
@@ -183,6 +206,12 @@ struct run_profile {
     std::vector<run_counter> counters;
     estimator_config estimator;
     std::uint64_t profiles = 1; // how many profiles this one was merged from
+    // The heap view's moment of each run (live_heap_moment::describe), every distinct one; none where no run had
+    // one (a profile written before the heap view, a replay).
+    std::vector<std::string> heap_moments;
+    // The run's wall time in seconds (after a merge, the longest run's: the processes of one tree run at once);
+    // 0 where unknown, and then churn is shown over the run, not per second.
+    double seconds = 0;
 
     // The counter at `path`, 0 where the profile has none.
     std::uint64_t counter(std::string_view path) const noexcept {
@@ -208,6 +237,27 @@ inline bool ranks_before(const context_profile& a, const context_profile& b) noe
     if (ranks_before(b.estimate, a.estimate)) return false;
     if (a.type != b.type) return a.type < b.type;
     return a.frames < b.frames;
+}
+
+// What a report ranks sites by: the largest group's share (its interval's lower end, what the evidence is sure
+// of), or what sharing would at least save in the heap at its moment or in allocation churn over the run (each
+// saving's lower end), then the share.
+enum class site_rank : std::uint8_t { share, heap, churn };
+inline constexpr std::string_view site_rank_names[] = {"share", "heap", "churn"};
+
+inline std::optional<site_rank> parse_site_rank(std::string_view name) noexcept {
+    for (std::size_t i = 0; i < std::size(site_rank_names); ++i)
+        if (site_rank_names[i] == name) return static_cast<site_rank>(i);
+    return std::nullopt;
+}
+
+inline bool ranks_before(const context_profile& a, const context_profile& b, site_rank rank) noexcept {
+    if (rank != site_rank::share) {
+        const double x = rank == site_rank::heap ? a.heap_saving().low : a.churn_saving().low;
+        const double y = rank == site_rank::heap ? b.heap_saving().low : b.churn_saving().low;
+        if (x != y) return x > y;
+    }
+    return ranks_before(a, b);
 }
 
 // "a; b" for a field with several values after a merge.

@@ -112,6 +112,37 @@ inline void write_site_estimate(std::ostream& out, const site_estimate& e) {
     out << "},\n";
 }
 
+// An identical-group summary's members "groups" and "unkept", exactly (whole_objects and heap).
+inline void write_groups(std::ostream& out, const identical_groups_summary& g) {
+    out << "       \"groups\": [";
+    for (std::size_t k = 0; k < g.groups.size(); ++k) {
+        const content_group& group = g.groups[k];
+        out << (k ? ", " : "") << "{\"digest\": \"" << hex_digest(group.digest) << "\", \"objects\": " << group.objects
+            << ", \"weight\": " << exact(group.weight) << ", \"weight_squared\": " << exact(group.weight_squared)
+            << ", \"heaviest\": " << exact(group.heaviest) << ", \"all_zero\": " << (group.all_zero ? "true" : "false")
+            << '}';
+    }
+    out << "],\n       \"unkept\": {\"objects\": " << g.unkept_objects << ", \"weight\": " << exact(g.unkept_weight)
+        << ", \"weight_squared\": " << exact(g.unkept_weight_squared)
+        << ", \"largest_weight\": " << exact(g.heaviest_unkept()) << '}';
+}
+
+// The heap view (live_heap.hpp): the site's objects alive at the run's heap moment, the estimate and the bytes
+// sharing would save then (for readers), then the sums (for merging).
+inline void write_heap(std::ostream& out, const context_profile& c) {
+    const identical_groups_estimate& i = c.live_identical;
+    const saving saved = c.heap_saving();
+    out << "     \"heap\": {\"objects\": " << c.live.objects << ", \"weight\": " << exact(c.live.weight)
+        << ", \"bytes\": " << exact(c.live.bytes) << ", \"digested\": " << i.objects
+        << ", \"replicated\": " << (called_replicated(c.heap) ? "true" : "false")
+        << ", \"largest_share\": " << number(c.heap.largest_share) << ", \"largest_share_ci\": ";
+    write_interval(out, c.heap.largest_share_ci);
+    out << ", \"largest_all_zero\": " << (i.largest_all_zero ? "true" : "false") << ", \"saves\": ["
+        << number(saved.low) << ", " << number(saved.high) << "],\n";
+    write_groups(out, c.live.digested);
+    out << "},\n";
+}
+
 // The whole-object evidence: the estimates (for readers), then the sufficient statistics (for merging), exactly.
 inline void write_whole_objects(std::ostream& out, const context_profile& c) {
     const identical_groups_estimate& i = c.identical;
@@ -127,18 +158,9 @@ inline void write_whole_objects(std::ostream& out, const context_profile& c) {
     const near_replica_estimate& n = c.near;
     out << "       \"near_replicas\": {\"found\": " << (n.found ? "true" : "false") << ", \"members\": " << n.members
         << ", \"near\": " << n.near << ", \"share\": " << number(n.share) << ", \"shared_fraction\": "
-        << number(n.shared_fraction) << "},\n       \"groups\": [";
-    const identical_groups_summary& g = c.whole.identical;
-    for (std::size_t k = 0; k < g.groups.size(); ++k) {
-        const content_group& group = g.groups[k];
-        out << (k ? ", " : "") << "{\"digest\": \"" << hex_digest(group.digest) << "\", \"objects\": " << group.objects
-            << ", \"weight\": " << exact(group.weight) << ", \"weight_squared\": " << exact(group.weight_squared)
-            << ", \"heaviest\": " << exact(group.heaviest) << ", \"all_zero\": " << (group.all_zero ? "true" : "false")
-            << '}';
-    }
-    out << "],\n       \"unkept\": {\"objects\": " << g.unkept_objects << ", \"weight\": " << exact(g.unkept_weight)
-        << ", \"weight_squared\": " << exact(g.unkept_weight_squared)
-        << ", \"largest_weight\": " << exact(g.heaviest_unkept()) << "},\n       \"near_families\": [";
+        << number(n.shared_fraction) << "},\n";
+    write_groups(out, c.whole.identical);
+    out << ",\n       \"near_families\": [";
     bool first = true;
     for (const near_family& f : c.whole.near.families) {
         if (f.members < 2) continue; // a lone object: nothing to merge into another profile's family
@@ -178,6 +200,7 @@ inline void write_context(std::ostream& out, const context_profile& c) {
     }
     write_site_estimate(out, c.combined);
     if (c.whole.objects() > 0) write_whole_objects(out, c);
+    if (!c.live.empty()) write_heap(out, c);
     out << "     \"accesses\": [";
     for (std::size_t a = 0; a < c.accesses.size(); ++a) {
         out << (a ? ", " : "") << "{\"frames\": ";
@@ -230,6 +253,17 @@ inline void write_run(std::ostream& out, const run_profile& run) {
     write_counters(out, run.counters, false);
     if (!run.allocation_counts.empty())
         out << ",\n    \"allocation_counts\": \"" << json_escape(joined(run.allocation_counts)) << '"';
+    if (!run.heap_moments.empty()) {
+        out << ",\n    \"heap_moments\": ";
+        write_strings(out, run.heap_moments);
+    }
+    if (run.seconds > 0) {
+        // Always with a fraction: a reader that does not know the field skips a real number, where it would sum
+        // an integer as a counter.
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%.3f", run.seconds);
+        out << ",\n    \"seconds\": " << seconds;
+    }
     if (!run.tracking_targets.empty()) {
         out << ",\n    \"allocation_sampling\": {\"targets_per_second\": [";
         for (std::size_t i = 0; i < run.tracking_targets.size(); ++i) out << (i ? ", " : "") << run.tracking_targets[i];

@@ -25,6 +25,7 @@
 #include "ojx/content_digest.hpp"
 #include "ojx/digest_budget.hpp"
 #include "ojx/interval_map.hpp"
+#include "ojx/live_heap.hpp"
 #include "ojx/pairing_policy.hpp"
 #include "ojx/random.hpp"
 #include "ojx/replica_estimator.hpp"
@@ -104,6 +105,14 @@ struct profiler_config {
     // second digest_at_death may read (0: no limit; digest_tracked_objects takes its budget per call).
     whole_object_config whole_objects{};
     std::uint64_t death_digest_bytes_per_second = 0;
+    // Whether the objects tracked at digest_tracked_objects are the live heap (native free() tells every death),
+    // so that its sweep is a moment of the heap view (live_heap.hpp). A runtime whose deaths only collections
+    // tell (a JVM) holds garbage there that no collection has found yet: its moments are collections'.
+    bool sweep_sees_live_heap = true;
+    // Where every death is seen: the bytes a census of the live heap may read during the run (census_live_heap,
+    // whose caller asks live_census_due after allocations; 0: no limit). None: the heap view's moments are the
+    // exit sweep's and collections' only.
+    std::optional<std::uint64_t> live_census_bytes;
 };
 
 // `config` as a backend runs it: pairs compared at the sample or not, and an unset companion_probe on exactly
@@ -160,6 +169,7 @@ struct context_report {
     identical_groups_estimate identical; // from `whole`
     near_replica_estimate near;          // from `whole`
     site_estimate combined; // the site's estimate, from whichever evidence the rule picks (site_estimate.hpp)
+    live_summary live;      // its objects alive at the heap view's moment (replica_report::live_moment)
     struct access {
         context_id context = no_context;
         std::uint64_t samples = 0;
@@ -177,6 +187,8 @@ struct replica_report {
     std::uint64_t allocation_tracking_target = 0;   // profiler_config's: 0 when the interval was fixed
     // The smallest and largest interval a tracked object said it was sampled at (allocation_shape), when any did.
     std::optional<std::pair<std::uint64_t, std::uint64_t>> sampled_interval_range;
+
+    live_heap_moment live_moment; // the heap view's moment (live_heap.hpp): none where no sweep saw the heap
 
     // Adaptive tracking whose interval never left 0, as its agent said (profiler::note_tracking_stayed_exact):
     // every allocation at or above the threshold was tracked, so its counts are counts.
@@ -281,6 +293,7 @@ public:
         const object_info info{context, type, ++next_serial_, weight, shape.typed_layout};
         const auto inserted = objects_.insert(begin, begin + size, info);
         stats_.objects_evicted_by_overlap += inserted.evicted;
+        live_tracked_bytes_ += weight * static_cast<double>(size);
         ++state->objects;
         state->bytes += size;
         state->allocated.add(type, size, shape, weight);
@@ -303,6 +316,8 @@ public:
         if (found.status != lookup_status::found || found.value.begin != begin) return;
         ++stats_.frees;
         cancel_watches_on(found.value.payload.serial);
+        live_tracked_bytes_ = std::max(0.0, live_tracked_bytes_ - found.value.payload.allocation_weight *
+                                                                    static_cast<double>(found.value.end - found.value.begin));
         objects_.erase(begin);
     }
 
@@ -340,9 +355,11 @@ public:
         on_gc_start();
         const std::size_t before = objects_.size();
         objects_.clear();
+        live_tracked_bytes_ = 0;
         for (const relocated_object& object : survivors) {
             if (object.from != object.to) ++stats_.moves;
             stats_.objects_evicted_by_overlap += objects_.insert(object.to, object.to + object.size, object.info).evicted;
+            live_tracked_bytes_ += object.info.allocation_weight * static_cast<double>(object.size);
         }
         if (before > objects_.size()) stats_.frees += before - objects_.size();
     }
@@ -351,6 +368,7 @@ public:
     void forget_all_objects() {
         on_gc_start();
         objects_.clear();
+        live_tracked_bytes_ = 0;
     }
 
     // Signal-safe (no lock, no allocation): `sample` with the tracked object at its address, looked up once here
@@ -521,11 +539,24 @@ public:
         sweep_result result;
         const std::uint64_t since = swept_through_;
         std::uint64_t offered_bytes = 0;
+        double live_bytes = 0;
         objects_.for_each([&](const auto& object) {
             if (object.payload.serial <= since) return;
             ++result.offered;
             offered_bytes += object.end - object.begin;
+            live_bytes += object.payload.allocation_weight * static_cast<double>(object.end - object.begin);
         });
+        // The heap view's moment, where the map holds the live heap and holds more than any moment before: the
+        // objects this sweep offers, and the ones it digests.
+        std::optional<live_heap_census> census;
+        if (config_.sweep_sees_live_heap && live_bytes > live_moment_.bytes)
+            census.emplace(config_.whole_objects.content_groups);
+        context_id digesting = no_context;
+        const auto noting = [&](const whole_object_digest& decided) {
+            if (census && decided.outcome == whole_object_digest::kind::digested)
+                census->digested(digesting, decided.fingerprint, decided.weight);
+            note(decided);
+        };
         const double inclusion = byte_budget == 0 || offered_bytes <= byte_budget
                                      ? 1
                                      : static_cast<double>(byte_budget) / static_cast<double>(offered_bytes);
@@ -534,11 +565,13 @@ public:
             const std::uint64_t size = object.end - object.begin;
             const double drawn = budgeted_inclusion(inclusion, static_cast<double>(result.bytes),
                                                     2 * static_cast<double>(byte_budget));
+            if (census) census->live(object.payload.allocation_context, object.payload.allocation_weight, size);
             if (drawn < 1 && !(digest_rng_.unit() < drawn)) {
                 ++result.skipped;
                 return;
             }
-            switch (digest(object.begin, size, object.payload, 1 / drawn, note)) {
+            digesting = object.payload.allocation_context;
+            switch (digest(object.begin, size, object.payload, 1 / drawn, noting)) {
             case digest_outcome::digested:
                 ++result.digested;
                 result.bytes += size;
@@ -549,6 +582,63 @@ public:
         });
         swept_through_ = next_serial_;
         settle_counts(result, note);
+        if (census)
+            take_live_moment(*census, {.at = live_heap_moment::kind::exit, .collection = 0, .collections = 0,
+                                       .bytes = live_bytes});
+        return result;
+    }
+
+    // The heap view during a run whose every death is seen (live_census_bytes set: a native agent): whether the
+    // tracked bytes alive have grown past the census threshold, a quarter past the most a census or sweep has
+    // seen (and at least a floor, so that a small heap waits for its exit). Cheap: a running sum kept at
+    // allocation and free (an object evicted by an overlapping allocation is not taken off it until the next
+    // census recounts, so it may run high: a census then costs a pass and finds no new moment).
+    bool live_census_due() const noexcept {
+        return config_.live_census_bytes.has_value() && live_tracked_bytes_ >= next_census_bytes_;
+    }
+
+    // A census of the live heap as a moment of the heap view, where it holds more tracked bytes than any moment
+    // before: every tracked object counted alive, about live_census_bytes of them read and fingerprinted (each
+    // drawn with one probability, weighted by its inverse, as a sweep draws), and nothing counted into the
+    // whole-object evidence (each object is counted there at its death). Not concurrent with any other event;
+    // allocates the census's tables.
+    sweep_result census_live_heap() {
+        sweep_result result;
+        double live_bytes = 0;
+        std::uint64_t bytes = 0;
+        objects_.for_each([&](const auto& object) {
+            ++result.offered;
+            bytes += object.end - object.begin;
+            live_bytes += object.payload.allocation_weight * static_cast<double>(object.end - object.begin);
+        });
+        live_tracked_bytes_ = live_bytes;
+        next_census_bytes_ = std::max(census_floor_bytes, std::max(live_bytes, live_moment_.bytes) * census_growth);
+        if (!(live_bytes > live_moment_.bytes)) return result;
+        const std::uint64_t budget = config_.live_census_bytes.value_or(0);
+        const double inclusion =
+            budget == 0 || bytes <= budget ? 1 : static_cast<double>(budget) / static_cast<double>(bytes);
+        live_heap_census census(config_.whole_objects.content_groups);
+        objects_.for_each([&](const auto& object) {
+            const std::uint64_t size = object.end - object.begin;
+            const context_id context = object.payload.allocation_context;
+            census.live(context, object.payload.allocation_weight, size);
+            const double drawn = budgeted_inclusion(inclusion, static_cast<double>(result.bytes),
+                                                    2 * static_cast<double>(budget));
+            if (drawn < 1 && !(digest_rng_.unit() < drawn)) {
+                ++result.skipped;
+                return;
+            }
+            object_fingerprint fingerprint;
+            if (!fingerprint_object(memory_, object.begin, size, fingerprint)) {
+                ++result.unreadable;
+                return;
+            }
+            ++result.digested;
+            result.bytes += size;
+            census.digested(context, fingerprint, object.payload.allocation_weight / drawn);
+        });
+        take_live_moment(census, {.at = live_heap_moment::kind::census, .collection = 0, .collections = 0,
+                                  .bytes = live_bytes});
         return result;
     }
 
@@ -665,6 +755,8 @@ public:
                                .fingerprint = held.digest.fingerprint};
             count_held(held.digest, held.context, result, note);
         }
+        ++collections_settled_;
+        census_survivors(survived);
         held_digests_.clear();
         settle_counts(result, note);
         return result;
@@ -692,6 +784,61 @@ public:
         return true;
     }
 
+    // The heap view as a trace keeps it (live_heap_event), with the run's length `seconds`: for a recorder, when
+    // the profile is taken. Allocates.
+    std::vector<live_heap_event> live_heap_records(double seconds) const {
+        std::vector<live_heap_event> records;
+        live_heap_event moment;
+        moment.moment = live_moment_;
+        moment.moment.collections = collections_settled_;
+        moment.seconds = seconds;
+        records.push_back(moment);
+        for (const auto& [context, live] : live_heap_) {
+            live_heap_event site;
+            site.what = live_heap_event::kind::site;
+            site.context = context;
+            site.site = live;
+            site.site.digested.groups.clear();
+            records.push_back(site);
+            for (const content_group& g : live.digested.groups) {
+                live_heap_event group;
+                group.what = live_heap_event::kind::group;
+                group.group = g;
+                records.push_back(group);
+            }
+        }
+        return records;
+    }
+
+    // A replay's heap view: the live run's, record by record (live_heap_records; a site's context already mapped
+    // to this profiler's). False for a group with no site before it.
+    bool apply_recorded_live_heap(const live_heap_event& recorded) {
+        switch (recorded.what) {
+        case live_heap_event::kind::moment:
+            live_moment_ = recorded.moment;
+            collections_settled_ = std::max(collections_settled_, recorded.moment.collections);
+            live_heap_.clear();
+            return true;
+        case live_heap_event::kind::site: {
+            live_summary site = recorded.site;
+            site.digested.groups.clear();
+            const auto at = std::lower_bound(live_heap_.begin(), live_heap_.end(), recorded.context,
+                                             [](const auto& l, context_id c) { return l.first < c; });
+            live_heap_.insert(at, {recorded.context, std::move(site)});
+            last_live_site_ = recorded.context;
+            return true;
+        }
+        case live_heap_event::kind::group: {
+            const auto at = std::lower_bound(live_heap_.begin(), live_heap_.end(), last_live_site_,
+                                             [](const auto& l, context_id c) { return l.first < c; });
+            if (at == live_heap_.end() || at->first != last_live_site_) return false;
+            at->second.digested.groups.push_back(recorded.group);
+            return true;
+        }
+        }
+        return false;
+    }
+
     // The evidence of one allocation context (for tools and tests).
     const replica_evidence* evidence(context_id context) const noexcept {
         const context_state* state = existing_state(context);
@@ -710,6 +857,8 @@ public:
         result.allocation_sampling_interval = config_.allocation_sampling_interval;
         result.allocation_tracking_target = config_.allocation_tracking_target;
         result.tracking_stayed_exact = tracking_stayed_exact_;
+        result.live_moment = live_moment_;
+        result.live_moment.collections = collections_settled_;
         result.sampled_interval_range = sampled_interval_range_;
         for (const auto& chunk : states_) {
             for (const context_state& state : *chunk) {
@@ -728,6 +877,9 @@ public:
                                                                 !result.allocations_estimated()));
                 entry.near = estimate_near_replicas(entry.whole.near, entry.whole.objects());
                 entry.combined = combine_estimates(entry.estimate, entry.identical, config_.estimator);
+                const auto live = std::lower_bound(live_heap_.begin(), live_heap_.end(), state.context,
+                                                   [](const auto& l, context_id c) { return l.first < c; });
+                if (live != live_heap_.end() && live->first == state.context) entry.live = live->second;
                 entry.accesses.assign(state.accesses.get(), state.accesses.get() + state.access_count);
                 std::sort(entry.accesses.begin(), entry.accesses.end(),
                           [](const auto& a, const auto& b) { return a.samples > b.samples; });
@@ -1103,6 +1255,42 @@ private:
         return digest_outcome::digested;
     }
 
+    // A collection's survivors as a moment of the heap view, where they hold more tracked bytes than any moment
+    // before: the ones its start offered (allocated before it: serial up to held_through_), and the held
+    // fingerprints of those drawn then. Before the held list is cleared (settle_collection_digests), which is
+    // sorted by serial.
+    template <class Survived>
+    void census_survivors(const Survived& survived) {
+        double live_bytes = 0;
+        const auto offered_survivor = [&](const auto& object) {
+            return object.payload.serial <= held_through_ && survived(object.payload.serial);
+        };
+        objects_.for_each([&](const auto& object) {
+            if (offered_survivor(object))
+                live_bytes += object.payload.allocation_weight * static_cast<double>(object.end - object.begin);
+        });
+        if (!(live_bytes > live_moment_.bytes)) return;
+        live_heap_census census(config_.whole_objects.content_groups);
+        objects_.for_each([&](const auto& object) {
+            if (!offered_survivor(object)) return;
+            census.live(object.payload.allocation_context, object.payload.allocation_weight, object.end - object.begin);
+            const auto held = std::lower_bound(held_digests_.begin(), held_digests_.end(), object.payload.serial,
+                                               [](const held_digest& h, std::uint64_t serial) { return h.serial < serial; });
+            if (held != held_digests_.end() && held->serial == object.payload.serial &&
+                held->digest.outcome == whole_object_digest::kind::digested)
+                census.digested(held->context, held->digest.fingerprint, held->digest.weight);
+        });
+        take_live_moment(census, {.at = live_heap_moment::kind::collection,
+                                  .collection = collections_settled_,
+                                  .collections = 0, // the report's: the run's count then
+                                  .bytes = live_bytes});
+    }
+
+    void take_live_moment(const live_heap_census& census, const live_heap_moment& moment) {
+        live_heap_ = census.summaries();
+        live_moment_ = moment;
+    }
+
     // The bookkeeping of one decision, live or replayed: a digested object goes into `state`'s evidence with its
     // weight, the others into the counters; then `note` is told.
     // A sweep's objects skipped and unreadable, one record each.
@@ -1184,6 +1372,18 @@ private:
     };
     std::vector<held_digest> held_digests_;
     std::uint64_t held_through_ = 0;
+    // The heap view: the moment with the most tracked bytes alive so far, each site's live objects then (sorted
+    // by context), and the collections settled.
+    live_heap_moment live_moment_;
+    std::vector<std::pair<context_id, live_summary>> live_heap_;
+    std::uint64_t collections_settled_ = 0;
+    context_id last_live_site_ = no_context; // apply_recorded_live_heap: the site its group records belong to
+    // Censuses during the run (census_live_heap): the tracked bytes alive (a running sum, see live_census_due),
+    // and the sum the next census waits for.
+    static constexpr double census_floor_bytes = 1 << 20;
+    static constexpr double census_growth = 1.25;
+    double live_tracked_bytes_ = 0;
+    double next_census_bytes_ = census_floor_bytes;
     std::uint64_t death_window_start_ = 0;
     std::uint64_t death_window_offered_ = 0;
     std::uint64_t death_window_digested_ = 0;

@@ -40,6 +40,7 @@ struct run_facts {
     // What the agent itself counted (e.g. samples dropped while a collection was relocating objects), written
     // as the profile's run.agent object.
     std::vector<std::pair<std::string, std::uint64_t>> agent_counters;
+    double seconds = 0; // the run's wall time from its start to this report (0: unknown)
 };
 
 namespace report_detail {
@@ -95,6 +96,8 @@ profile profile_of(const replica_report& report, const Tree& tree, const report_
         run.counters.push_back({std::string(c.path), report.stats.*c.value});
     for (const auto& [name, value] : facts.agent_counters) run.counters.push_back({"agent." + name, value});
     run.estimator = report.estimator;
+    run.heap_moments = {report.live_moment.describe()};
+    run.seconds = facts.seconds;
     for (const context_report& c : report.contexts) {
         std::vector<named_access_context> accesses;
         for (const context_report::access& a : c.accesses)
@@ -111,7 +114,11 @@ profile profile_of(const replica_report& report, const Tree& tree, const report_
                               .identical = c.identical,
                               .near = c.near,
                               .combined = c.combined,
-                              .accesses = std::move(accesses)});
+                              .accesses = std::move(accesses),
+                              .live = c.live,
+                              .live_identical = {},
+                              .heap = {}});
+        p.contexts.back().estimate_heap(report.estimator);
     }
     return p;
 }

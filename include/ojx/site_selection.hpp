@@ -23,7 +23,8 @@ struct site_totals {
 
 class site_selection {
 public:
-    site_selection(std::size_t limit, std::function<bool(const context_profile&)> wanted);
+    site_selection(std::size_t limit, std::function<bool(const context_profile&)> wanted,
+                   site_rank rank = site_rank::share);
 
     void add(const context_profile& site);
     void add(context_profile&& site);
@@ -33,18 +34,23 @@ public:
     const site_totals& totals() const noexcept { return totals_; }
 
 private:
-    static bool worse_on_top(const context_profile& a, const context_profile& b) { return ranks_before(a, b); }
+    // The heap's order (the worst kept site on top) and the listing's are one comparison: a before b.
+    auto worse_first() const {
+        return [rank = rank_](const context_profile& a, const context_profile& b) { return ranks_before(a, b, rank); };
+    }
     void keep(context_profile&& site);
     void keep_count(const context_profile& site);
 
     std::size_t limit_;
     std::function<bool(const context_profile&)> wanted_;
+    site_rank rank_;
     std::vector<context_profile> heap_; // worst kept site on top
     site_totals totals_;
 };
 
-inline site_selection::site_selection(std::size_t limit, std::function<bool(const context_profile&)> wanted)
-    : limit_(limit), wanted_(std::move(wanted)) {}
+inline site_selection::site_selection(std::size_t limit, std::function<bool(const context_profile&)> wanted,
+                                      site_rank rank)
+    : limit_(limit), wanted_(std::move(wanted)), rank_(rank) {}
 
 inline void site_selection::add(const context_profile& site) {
     if (wanted_(site)) keep(context_profile(site));
@@ -72,20 +78,18 @@ inline void site_selection::keep(context_profile&& site) {
     keep_count(site);
     if (limit_ == 0) return;
     if (heap_.size() == limit_) {
-        if (!ranks_before(site, heap_.front())) return;
-        std::pop_heap(heap_.begin(), heap_.end(), worse_on_top);
+        if (!ranks_before(site, heap_.front(), rank_)) return;
+        std::pop_heap(heap_.begin(), heap_.end(), worse_first());
         heap_.back() = std::move(site);
     } else {
         heap_.push_back(std::move(site));
     }
-    std::push_heap(heap_.begin(), heap_.end(), worse_on_top);
+    std::push_heap(heap_.begin(), heap_.end(), worse_first());
 }
 
 inline std::vector<context_profile> site_selection::best() const {
     std::vector<context_profile> sorted = heap_;
-    std::sort(sorted.begin(), sorted.end(), [](const context_profile& a, const context_profile& b) {
-        return ranks_before(a, b);
-    });
+    std::sort(sorted.begin(), sorted.end(), worse_first());
     return sorted;
 }
 

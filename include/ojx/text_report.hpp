@@ -89,6 +89,7 @@ struct text_options {
     std::size_t frames = 3;   // allocation frames shown per site (the site itself and its callers)
     std::size_t accesses = 3; // access contexts shown per site
     double min_share = 0;     // as asked for: the low end of the largest group's share (said when no site has it)
+    site_rank rank = site_rank::share; // what the table is ranked by
     // A frame's source line, printed under the line that names it where there is one (ojx report --source).
     std::function<std::optional<std::string>(std::string_view frame)> source_line;
 };
@@ -162,11 +163,44 @@ inline void write_copy_sources(std::ostream& out, const copied_contents& content
     line(std::to_string(contents.sources.size() - named) + " other sources", rest, std::nullopt, rest_share);
 }
 
+// What sharing would save in the heap at its moment and in churn over the run (per second where the run's
+// length is known), each with its interval: two lines under a site.
+inline void write_savings(std::ostream& out, const context_profile& c, double seconds, std::uint64_t needed) {
+    // Comparisons bound the share (omega..gamma) with no point between: then the saving too.
+    const auto range = [](saving s, double per, bool point) {
+        return (point ? bytes(s.point / per) + " " : std::string()) + "[" + bytes(s.low / per) + ", " +
+               bytes(s.high / per) + "]";
+    };
+    if (!c.live.empty()) {
+        out << "        heap: " << bytes(c.live.bytes) << " in " << amount(c.live.weight, c.allocations_estimated())
+            << " objects alive at the heap moment, " << c.live_identical.objects << " digested";
+        if (c.heap.reported())
+            out << "; largest " << percent(c.heap.largest_share) << " [" << percent(c.heap.largest_share_ci.low)
+                << ", " << percent(c.heap.largest_share_ci.high) << "]"
+                << (c.live_identical.largest_all_zero ? " (all zeros)" : "")
+                << ": sharing saves " << range(c.heap_saving(), 1, true);
+        else
+            out << " (" << needed << " needed for an estimate)";
+        out << '\n';
+    }
+    if (c.combined.reported()) {
+        const type_allocations total = c.allocated_total();
+        const bool rate = seconds > 0;
+        out << "        churn: sharing saves "
+            << range(c.churn_saving(), rate ? seconds : 1, c.combined.basis == evidence_basis::whole_objects)
+            << (rate ? "/s" : "")
+            << " of the " << bytes(total.bytes / (rate ? seconds : 1)) << (rate ? "/s allocated" : " allocated")
+            << '\n';
+    }
+}
+
 // `copies`: the profile's copy section, if it has one; a site it has copies into says where they came from, with
-// intervals at `level`.
+// intervals at `level`. `seconds`: the run's length (0: unknown), for churn per second; `needed`: objects
+// digested whole an estimate needs.
 // `note`: a last line of the site's own, if any.
 inline void write_site(std::ostream& out, std::size_t rank, const context_profile& c, const text_options& options,
-                       const copy_profile* copies, double level, const std::string& note = {}) {
+                       const copy_profile* copies, double level, double seconds, std::uint64_t needed,
+                       const std::string& note = {}) {
     const replica_estimate& e = c.estimate;
     const site_estimate& s = c.combined;
     const bool whole = s.basis == evidence_basis::whole_objects;
@@ -178,11 +212,12 @@ inline void write_site(std::ostream& out, std::size_t rank, const context_profil
     const std::string largest = whole ? percent(s.largest_share) : std::string("-");
     const std::string evidence = whole ? std::to_string(c.identical.objects) + " whole"
                                        : std::to_string(e.comparisons()) + " cmp";
+    const std::string heap = c.heap.reported() ? bytes(c.heap_saving().low) : std::string("-");
     char row[256];
-    std::snprintf(row, sizeof row, "%3zu %5s [%4s,%5s] %12s %8s %10s %11s  ", rank, largest.c_str(),
+    std::snprintf(row, sizeof row, "%3zu %5s [%4s,%5s] %12s %8s %10s %11s %11s  ", rank, largest.c_str(),
                   percent(s.largest_share_ci.low).c_str(), percent(s.largest_share_ci.high).c_str(),
                   evidence.c_str(), amount(allocated.instances, c.allocations_estimated()).c_str(),
-                  bytes(mean_size).c_str(), bytes(c.replicated_bytes()).c_str());
+                  bytes(mean_size).c_str(), bytes(c.replicated_bytes()).c_str(), heap.c_str());
     out << row << c.type << " at ";
     write_frame_line(out, "", c.frames.empty() ? std::string("(no frames)") : c.frames.front(), "", options);
     for (std::size_t f = 1; f < c.frames.size() && f < options.frames; ++f)
@@ -190,6 +225,7 @@ inline void write_site(std::ostream& out, std::size_t rank, const context_profil
     if (c.frames.size() > options.frames && options.frames > 0)
         out << "        (" << c.frames.size() - options.frames << " more frames)\n";
     if (c.allocated) write_allocation_lines(out, *c.allocated);
+    write_savings(out, c, seconds, needed);
     // θ, α, ω and γ are the comparisons' own detail, only where there were comparisons.
     if (e.comparisons() > 0) {
         out << "        comparisons: " << e.comparisons() << ", theta " << percent(e.theta) << " ["
@@ -227,7 +263,7 @@ inline void write_site(std::ostream& out, std::size_t rank, const context_profil
 
 // The pooled sites' findings (pooled_findings), each row as the table's, with how many contexts it pools.
 inline void write_pooled_sites(std::ostream& out, const std::vector<pooled_site>& shown, const text_options& options,
-                               double confidence) {
+                               const run_profile& run) {
     if (shown.empty()) return;
     out << "Allocation sites pooled over their calling contexts: replicated with their contexts' objects pooled\n"
            "(objects digested whole pool exactly, by their contents' digests), though much of them is in contexts\n"
@@ -246,7 +282,8 @@ inline void write_pooled_sites(std::ostream& out, const std::vector<pooled_site>
                     ", " + percent(e.largest_share_ci.high) + "], " +
                     std::to_string(p.concentrated->pooled.identical.objects) + " whole";
         }
-        write_site(out, i + 1, p.site, site_only, nullptr, confidence, note);
+        write_site(out, i + 1, p.site, site_only, nullptr, run.estimator.confidence, run.seconds,
+                   run.estimator.min_digested_objects, note);
     }
 }
 
@@ -309,6 +346,12 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
                 << " to " << bytes(static_cast<double>(run.sampled_interval_range->second)) << " (0: every one)";
         out << '\n';
     }
+    if (!run.heap_moments.empty()) out << "  heap moment: " << joined(run.heap_moments) << '\n';
+    if (run.seconds > 0) {
+        char length[64];
+        std::snprintf(length, sizeof length, "%.1f s", run.seconds);
+        out << "  run length:  " << length << (run.profiles > 1 ? " (the longest run's)" : "") << '\n';
+    }
     const std::uint64_t tracked = run.counter("allocations") - run.counter("allocations_ignored.below_size_threshold") -
                                   run.counter("allocations_ignored.context_table_full");
     const std::uint64_t digested = run.counter("objects_digested");
@@ -343,18 +386,19 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
     }
     char header[128];
     std::snprintf(header, sizeof header,
-                  "  # largest [%3s int.]     evidence  objects   obj size    saves >=  ",
+                  "  # largest [%3s int.]     evidence  objects   obj size    saves >=     heap >=  ",
                   percent(run.estimator.confidence).c_str());
     out << header << "allocation site\n";
     for (std::size_t i = 0; i < sites.size(); ++i)
-        write_site(out, i + 1, sites[i], options, copies, run.estimator.confidence);
-    write_pooled_sites(out, pooled_findings(pooled, std::max<std::size_t>(sites.size(), 1)), options,
-                       run.estimator.confidence);
+        write_site(out, i + 1, sites[i], options, copies, run.estimator.confidence, run.seconds,
+                   run.estimator.min_digested_objects);
+    write_pooled_sites(out, pooled_findings(pooled, std::max<std::size_t>(sites.size(), 1)), options, run);
     out << "largest: the share of a site's objects in its largest identical group, with its interval; evidence:\n"
            "what it rests on, N whole (objects digested whole: the share measured) or N cmp (sampled comparisons:\n"
            "the interval is their bounds omega..gamma, with no point between). saves >=: bytes that sharing one\n"
-           "copy would at least save. Near-replicas differ in a few words: a finding of their own, never counted as\n"
-           "identical.\n";
+           "copy would at least save of the run's allocations (churn); heap >=: of the objects alive at the heap\n"
+           "moment (the objects alive at once then: what the heap would shrink by). Near-replicas differ in a few\n"
+           "words: a finding of their own, never counted as identical.\n";
     if (copies)
         out << "copied from: where a site's objects' contents were copied from, by the profile's copy section\n"
                "(estimated bytes with their interval, and their share of all the bytes copied into the site's\n"
@@ -367,7 +411,7 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
 // The report of a profile in memory, its `top` best sites with an estimate.
 inline void write_text_report(std::ostream& out, const std::vector<std::string>& sources_read, const profile& p,
                               std::size_t top, const text_options& options = {}) {
-    site_selection table(top, [](const context_profile& c) { return c.combined.reported(); });
+    site_selection table(top, [](const context_profile& c) { return c.combined.reported(); }, options.rank);
     site_pools pools;
     for (const context_profile& c : p.contexts) {
         table.add(c);

@@ -7,6 +7,7 @@
 
 #include "ojx/allocation_metrics.hpp"
 #include "ojx/followed_value.hpp"
+#include "ojx/live_heap.hpp"
 #include "ojx/sampler.hpp"
 #include "ojx/types.hpp"
 #include "ojx/value_flow.hpp"
@@ -235,7 +236,7 @@ using trace_event = std::variant<type_symbol, frame_symbol, context_symbol, thre
     watchpoint_disarm_event, watchpoint_trap, events_lost_event, run_attribute, memory_contents_event,
     relocated_object_event, relocation_event, access_event, memory_fill_event, heap_census_event,
     kept_survivors_event, moved_survivor_event, watchpoint_arm_refused_event, whole_object_digest, value_flow_event,
-    followed_value, field_symbol>;
+    followed_value, field_symbol, live_heap_event>;
 
 // ---- Record tags -------------------------------------------------------------------------------------------
 
@@ -283,6 +284,8 @@ inline constexpr std::uint8_t watchpoint_arm_refused = 0x33;
 // What a whole-object digest decided (whole_object_digest.hpp): a digested object's fingerprint and weight, or a
 // count of objects skipped or unreadable. Bits of the digested record's flags byte:
 inline constexpr std::uint8_t whole_object_digest = 0x7F;
+// The heap view when the profile was taken (live_heap.hpp): a moment, site or group record.
+inline constexpr std::uint8_t live_heap = 0x7E;
 // Value flow (value_flow.hpp): what only registers see, one record per value_flow_event. A load or store is the
 // register of the access record just before it in the block when it can be (one byte), else written whole.
 inline constexpr std::uint8_t register_move = 0x60;

@@ -472,6 +472,8 @@ private:
         }
         case trace_tag::whole_object_digest:
             return get_whole_object_digest();
+        case trace_tag::live_heap:
+            return get_live_heap();
         case trace_tag::register_move: {
             const value_register destination = get_byte();
             return value_flow_event::register_move(destination, get_byte());
@@ -584,6 +586,65 @@ private:
         std::uint64_t value = 0;
         for (unsigned i = 0; i < bytes; ++i) value |= static_cast<std::uint64_t>(get_byte()) << (8 * i);
         return value;
+    }
+
+    std::optional<trace_event> get_live_heap() {
+        live_heap_event e;
+        const std::uint8_t what = get_byte();
+        const auto real = [&] { return std::bit_cast<double>(get_fixed(8)); };
+        // A sum of weights or bytes: finite and not negative (never NaN, which no record could equal).
+        const auto sum = [&](double value, const char* what_it_is) {
+            if (!(value >= 0 && value <= std::numeric_limits<double>::max()) && !record_failed_)
+                fail_record(std::string("heap view ") + what_it_is + " is not a finite number of at least 0");
+            return value;
+        };
+        switch (what) {
+        case static_cast<std::uint8_t>(live_heap_event::kind::moment): {
+            e.what = live_heap_event::kind::moment;
+            const std::uint8_t at = get_byte();
+            if (at > static_cast<std::uint8_t>(live_heap_moment::kind::exit)) {
+                if (!record_failed_) fail_record("heap view moment kind " + std::to_string(at) + " is not 0 to 3");
+                return std::nullopt;
+            }
+            e.moment.at = static_cast<live_heap_moment::kind>(at);
+            e.moment.collection = get_varint();
+            e.moment.collections = get_varint();
+            e.moment.bytes = sum(real(), "bytes");
+            e.seconds = sum(real(), "seconds");
+            break;
+        }
+        case static_cast<std::uint8_t>(live_heap_event::kind::site):
+            e.what = live_heap_event::kind::site;
+            e.context = get_u32("context id");
+            e.site.objects = get_varint();
+            e.site.weight = sum(real(), "weight");
+            e.site.bytes = sum(real(), "bytes");
+            e.site.digested.unkept_objects = get_varint();
+            e.site.digested.unkept_weight = sum(real(), "weight");
+            e.site.digested.unkept_weight_squared = sum(real(), "weight");
+            e.site.digested.unkept_largest_weight = sum(real(), "weight");
+            break;
+        case static_cast<std::uint8_t>(live_heap_event::kind::group): {
+            e.what = live_heap_event::kind::group;
+            e.group.digest = get_fixed(8);
+            e.group.objects = get_varint();
+            e.group.weight = sum(real(), "weight");
+            e.group.weight_squared = sum(real(), "weight");
+            e.group.heaviest = sum(real(), "weight");
+            const std::uint8_t flags = get_byte();
+            if ((flags & ~trace_tag::digest_all_zero) != 0 && !record_failed_) {
+                fail_record("heap view group flags " + hex_byte(flags) + " have unknown bits");
+                return std::nullopt;
+            }
+            e.group.all_zero = (flags & trace_tag::digest_all_zero) != 0;
+            break;
+        }
+        default:
+            if (!record_failed_) fail_record("heap view record kind " + std::to_string(what) + " is not 0, 1 or 2");
+            return std::nullopt;
+        }
+        if (record_failed_) return std::nullopt;
+        return e;
     }
 
     std::optional<trace_event> get_whole_object_digest() {

@@ -337,6 +337,41 @@ public:
         });
     }
 
+    // The heap view: doubles as their 64 bits, so that a replay's sums are the live run's exactly.
+    bool append(const live_heap_event& e) noexcept {
+        return write_simple(trace_tag::live_heap, [&](trace_byte_writer& out) {
+            out.put_byte(static_cast<std::uint8_t>(e.what));
+            const auto real = [&](double value) { put_fixed(out, std::bit_cast<std::uint64_t>(value), 8); };
+            switch (e.what) {
+            case live_heap_event::kind::moment:
+                out.put_byte(static_cast<std::uint8_t>(e.moment.at));
+                out.put_varint(e.moment.collection);
+                out.put_varint(e.moment.collections);
+                real(e.moment.bytes);
+                real(e.seconds);
+                return;
+            case live_heap_event::kind::site:
+                out.put_varint(e.context);
+                out.put_varint(e.site.objects);
+                real(e.site.weight);
+                real(e.site.bytes);
+                out.put_varint(e.site.digested.unkept_objects);
+                real(e.site.digested.unkept_weight);
+                real(e.site.digested.unkept_weight_squared);
+                real(e.site.digested.unkept_largest_weight);
+                return;
+            case live_heap_event::kind::group:
+                put_fixed(out, e.group.digest, 8);
+                out.put_varint(e.group.objects);
+                real(e.group.weight);
+                real(e.group.weight_squared);
+                real(e.group.heaviest);
+                out.put_byte(e.group.all_zero ? trace_tag::digest_all_zero : 0);
+                return;
+            }
+        });
+    }
+
     // Symbols. Signal-safe as well (names are copied into the block, not kept).
     bool append_type(type_id id, std::string_view name) noexcept {
         return write_simple(trace_tag::type_symbol, [&](trace_byte_writer& out) {

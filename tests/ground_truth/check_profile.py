@@ -19,6 +19,11 @@ Checks:
   (b) bounds   for each planted site whose context is reported, the true largest-group ratio X_N/X lies in
                [omega, gamma] (profile numbers carry 6 significant digits, so 1e-5 of slack)
   (c) control  no reported context of a control site is "replicated" (omega >= 0.1)
+  (d) heap     where the profile has a heap view (run.heap_moments) and the truth says which planted sites keep
+               their objects alive (kept_alive) and which free each at once (kept_alive 0): every kept planted
+               site saves more in the heap than every transient one (the low ends of the sites' heap savings,
+               the best of a site's contexts), and every transient one more in churn (the low end of its
+               replicated bytes allocated) than every kept one: the two views rank them in opposite orders
 
 With --whole-objects the checks judge the site's whole-object estimate instead of its comparisons (the agents
 digest objects whole at their free and at exit: docs/design.md): a context is reported only where its estimate
@@ -98,6 +103,7 @@ def read_truth(path):
                            "a number in [0, 1]"),
             "pair_fraction": entry.get("identical_pair_fraction") if is_number(
                 entry.get("identical_pair_fraction")) else None,
+            "kept_alive": entry.get("kept_alive") if is_number(entry.get("kept_alive")) else None,
         }
         if any(other["function"] == function for other in sites):
             raise InputError(f"{at}: function '{function}' appears twice")
@@ -165,10 +171,42 @@ def read_profile(path, evidence="comparisons"):
             "theta": number(entry, "theta", at),
             "omega": number(entry, "omega", at),
             "gamma": number(entry, "gamma", at),
+            "heap_saves": heap_saves(entry),
+            "churn_saves": churn_saves(entry),
         })
         if evidence == "whole_objects":
             contexts[-1].update(whole_object_bounds(entry, at))
     return contexts
+
+
+def heap_saves(entry):
+    """The low end of what sharing saves among the context's objects alive at the heap moment (0 without an
+    estimate), or None where the profile has no heap view of it."""
+    heap = entry.get("heap")
+    if not isinstance(heap, dict):
+        return None
+    saves = heap.get("saves")
+    return saves[0] if isinstance(saves, list) and saves else 0
+
+
+def churn_saves(entry):
+    """The low end of the replicated bytes the context allocated (docs/profile-format.md, "Bytes a fix would
+    save"): (floor(low * X) - 1) * B / X over its allocated instances X and bytes B."""
+    estimate = entry.get("estimate")
+    if not isinstance(estimate, dict) or estimate.get("evidence") in (None, "none"):
+        return 0
+    low = estimate["largest_share_ci"][0]
+    allocated = entry.get("allocated")
+    if isinstance(allocated, dict):
+        kinds = list(allocated.get("types", [])) + ([allocated["other_types"]] if "other_types" in allocated else [])
+        instances = sum(t.get("instances", 0) for t in kinds)
+        size = sum(t.get("bytes", 0) for t in kinds)
+    else:
+        instances, size = entry.get("objects", 0), entry.get("bytes", 0)
+    if instances <= 0:
+        return 0
+    identical = math.floor(low * instances * (1 + 1e-5))
+    return (identical - 1) * size / instances if identical > 1 else 0
 
 
 def whole_object_bounds(entry, where):
@@ -210,8 +248,11 @@ def describe(context):
     return f"#{context['index'] + 1}" + ("" if context["reported"] else " unreported")
 
 
-def check(contexts, sites):
-    """Returns (table rows, notes, failures)."""
+def check(contexts, sites, evidence="comparisons"):
+    """Returns (table rows, notes, failures). `evidence`: what the contexts' estimates rest on (read_profile's);
+    judged by comparisons, a transient planted site (kept_alive 0: each object freed at once) is not required to
+    rank above the controls: its objects die before a watchpoint on them can trap, so comparisons see almost
+    none of them (its whole objects, digested at their death, do)."""
     matched = {site["function"]: [] for site in sites}
     for context in contexts:
         site = site_of(context, sites)
@@ -241,6 +282,10 @@ def check(contexts, sites):
 
     for p in planted:
         p_context = best[p["function"]]
+        if evidence == "comparisons" and p["kept_alive"] == 0 and not p_context["reported"]:
+            notes.append(f"{p['function']}: transient (each object freed at once), too few comparisons for an "
+                         "estimate; not ranked")
+            continue
         beaten_by = [c for c in controls if not ranks_above(p_context, best[c["function"]])]
         for c in beaten_by:
             failures.append(f"(a) rank: planted {p['function']} ({describe(p_context)}) does not rank above "
@@ -255,6 +300,27 @@ def check(contexts, sites):
                                 f"[omega, gamma] = [{omega:.4f}, {gamma:.4f}] ({describe(p_context)}, "
                                 f"{p_context['comparisons']} comparisons, theta {p_context['theta']:.4f})")
                 verdicts[p["function"]].append("BOUNDS")
+
+    # (d) heap against churn, where the profile has a heap view and the truth says which sites keep their objects.
+    with_heap = any(context["heap_saves"] is not None for context in contexts)
+    kept = [s for s in planted if s["kept_alive"]]
+    transient = [s for s in planted if s["kept_alive"] == 0]
+    if with_heap and kept and transient:
+        def best_of(site, key):
+            return max((context[key] or 0) for context in matched[site["function"]])
+        for k in kept:
+            for t in transient:
+                if not best_of(k, "heap_saves") > best_of(t, "heap_saves"):
+                    failures.append(f"(d) heap: kept {k['function']} saves {best_of(k, 'heap_saves'):.0f} bytes in "
+                                    f"the heap, transient {t['function']} {best_of(t, 'heap_saves'):.0f}")
+                    verdicts[k["function"]].append("HEAP")
+                if not best_of(t, "churn_saves") > best_of(k, "churn_saves"):
+                    failures.append(f"(d) churn: transient {t['function']} saves {best_of(t, 'churn_saves'):.0f} "
+                                    f"bytes of churn, kept {k['function']} {best_of(k, 'churn_saves'):.0f}")
+                    verdicts[t["function"]].append("CHURN")
+        notes.append(f"heap against churn: {len(kept)} kept planted site(s) rank above {len(transient)} transient "
+                     "one(s) by heap saved, below them by churn saved" if not any(
+                         f.startswith("(d)") for f in failures) else "heap against churn: see the failures")
 
     for c in controls:
         for context in matched[c["function"]]:
@@ -306,7 +372,7 @@ def whole_object_problems(profile, truth):
     """A run at an agent's defaults judged by its whole-object estimates (the table printed): every failure but
     the bounds', and the bounds' only when the true share lies outside the interval for half the planted sites
     or more (a short run's intervals are 95 % ones)."""
-    rows, _, failures = check(read_profile(profile, "whole_objects"), read_truth(truth))
+    rows, _, failures = check(read_profile(profile, "whole_objects"), read_truth(truth), "whole_objects")
     print_table(rows)
     planted = [row for row in rows if row[0]["role"] == "planted"]
     outside = [failure for failure in failures if failure.startswith("(b)")]
@@ -362,7 +428,7 @@ def main(argv):
         print(f"check_profile: {error}", file=sys.stderr)
         return 2
 
-    rows, notes, failures = check(contexts, sites)
+    rows, notes, failures = check(contexts, sites, evidence)
     print_table(rows)
     for note in notes:
         print(f"note: {note}")

@@ -159,7 +159,8 @@ def check_exact(agent, program, workdir, seconds):
         return [f"exact: the profiled program exited {result.returncode}: {result.stderr[-2000:]}"]
     problems = [f"exact: {problem}" for problem in check_profile.exact_run_problems(profile, result.stderr)]
     sites = check_profile.read_truth(truth)
-    rows, _, failures = check_profile.check(check_profile.read_profile(profile, "whole_objects"), sites)
+    rows, _, failures = check_profile.check(check_profile.read_profile(profile, "whole_objects"), sites,
+                                            "whole_objects")
     print("--- exact mode, whole-object estimates")
     check_profile.print_table(rows)
     problems += [f"exact: {failure}" for failure in failures]

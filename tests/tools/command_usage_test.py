@@ -89,8 +89,10 @@ def main():
             (["report", "--min-share", "1.5", profile], f"option '--min-share 1.5': {fraction}"),
             (["report", "--min-share=60", profile], f"option '--min-share=60': {fraction}"),
             (["report", "--value=width", "--collapsed", "-", profile],
-             "option '--value=width': expected one of replicated-bytes, comparisons, objects, bytes, "
-             "copied-bytes, copying-code"),
+             "option '--value=width': expected one of replicated-bytes, heap-replicated-bytes, comparisons, objects, "
+             "bytes, copied-bytes, copying-code"),
+            (["report", "--rank=size", profile],
+             "option '--rank=size': expected one of share, heap, churn"),
             (["report", profile, "--top"], "option '--top' needs a value: --top <count>"),
             (["report", "--text=yes", profile], "option '--text=yes': --text is a flag and takes no value"),
             (["report", "--top", "3"], "no profile given"),

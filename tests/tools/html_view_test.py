@@ -18,7 +18,7 @@ as an engineer would use it:
   - the sites pooled over their calling contexts have a row each, with their share, interval and contexts;
   - a frame above the contexts of one site alone (two or more) takes the colour of the site's share pooled over
     them, and its details panel lists the pooled site with its share, interval and contexts;
-  - it keeps a box whichever width is chosen (bytes saved, bytes, evidence);
+  - it keeps a box whichever width is chosen (bytes saved, heap saved, bytes, evidence);
   - searching for NAME highlights its box and row and reports a matched share;
   - a click on a column header sorts the table by that column (and a second click reverses it);
   - a page whose data has a copy section shows its copies view: a row per edge in the data, the top edge's
@@ -27,7 +27,12 @@ as an engineer would use it:
     context's details panel says where its contents were copied from: each source of the data with its share,
     name and bytes; without a copy section no context's panel says so;
   - pairs of sites holding the same contents whole: two rows a pair, each side named, with its share and
-    interval, and no section where the data has none; --shared says the page must have a pair.
+    interval, and no section where the data has none;
+  - the heap view: the header names the heap moment where the data has one; every row's "Heap saved" cell is the
+    low end of what sharing saves among the site's objects alive then ('–' without an estimate), and a details
+    panel shows that saving with its interval and share, and the churn saving (per second of the run);
+  - --shared (the fixture's pages) says the page must have a pair of sites holding the same contents and a site
+    with a heap estimate.
 
 Screenshots go to ARTEFACT_DIR. Standard library only.
 
@@ -348,7 +353,7 @@ def check_frame_pools(driver, data, steps):
     set_width = lambda mode: driver.script("const s = document.getElementById('width-mode'); s.value = arguments[0];"
                                            "s.dispatchEvent(new Event('change'))", mode)
     drawn = {}  # a key, and a width it is drawn in
-    for mode in ("evidence", "bytes", "saved"):
+    for mode in ("evidence", "bytes", "heap", "saved"):
         set_width(mode)
         for key, colours in driver.script(POOL_COLOURS, list(single)).items():
             pool, share = single[key]
@@ -611,6 +616,59 @@ def check_whole_object_facts(driver, data, steps):
     steps.append(f"header: {digested} of {tracked} tracked objects digested whole, {skipped} left out by budgets")
 
 
+UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+def page_bytes(text):
+    """The byte amounts a text shows ("12.5 KiB", "300 B"), each with the most its rounding can be off by."""
+    return [(float(n) * UNITS[u], 0.05 * UNITS[u] + 0.5) for n, u in re.findall(r"(\d+(?:\.\d+)?) (TiB|GiB|MiB|KiB|B)\b", text)]
+
+
+def expect_bytes_close(what, text, expected):
+    shown = page_bytes(text)
+    if len(shown) != len(expected) or any(abs(s - e) > tolerance for (s, tolerance), e in zip(shown, expected)):
+        raise Failure(f"{what}: the page shows {text!r}, the data says {expected}")
+
+
+def check_heap(driver, data, steps, required):
+    """The heap view: the header names the profile's heap moment where it has one; every context's "Heap saved"
+    cell shows the low end of what sharing would save among its objects alive then ('–' without an estimate),
+    and the details panel of a context with one shows the saving and its interval, and its churn. `required`: some
+    context must have a heap estimate."""
+    moment = data["run"]["heap_moment"]
+    facts = driver.text(driver.find_one("#run-facts"))
+    if bool(moment) != ("Heap moment" in facts) or (moment and moment not in facts):
+        raise Failure(f"the header's heap moment does not match the data's {moment!r}: {facts!r}")
+    column = driver.script("return [...document.getElementById('contexts-header').children]"
+                           ".findIndex(th => th.dataset.sortKey === 'heap_saved')")
+    if column < 0:
+        raise Failure("the table has no 'Heap saved' column")
+    estimated = [c for c in data["contexts"] if c["heap"] and c["heap"]["estimated"]]
+    if required and not estimated:
+        raise Failure("the page's data has no context with a heap estimate, and this page must have one")
+    for index, context in enumerate(data["contexts"]):
+        cell = driver.script("return document.querySelector('#contexts tbody tr[data-context-index=\"' + arguments[0] +"
+                             " '\"]').children[arguments[1]].textContent", index, column)
+        if context in estimated:
+            expect_bytes_close(f"context #{context['rank']}'s heap saved", cell, [context["heap"]["saves"][1]])
+        elif cell != "–":
+            raise Failure(f"context #{context['rank']} has no heap estimate, yet its cell reads {cell!r}")
+    for context in estimated[:3]:
+        index = data["contexts"].index(context)
+        driver.click(driver.find_one(f'#contexts tbody tr[data-context-index="{index}"]'))
+        heap = driver.text(driver.find_one('#details [data-field="heap"]'))
+        expect_bytes_close(f"context #{context['rank']}'s heap saving in the details", heap, context["heap"]["saves"])
+        row = driver.text(driver.find_one('#details [data-field="heap-row"]'))
+        expect_close(f"context #{context['rank']}'s heap share in the details", percents(row)[-3:],
+                     [context["heap"]["largest_share"]] + context["heap"]["largest_share_ci"])
+        churn = driver.text(driver.find_one('#details [data-field="churn"]'))
+        per = data["run"]["seconds"] if data["run"]["seconds"] > 0 else 1
+        expect_bytes_close(f"context #{context['rank']}'s churn saving in the details", churn,
+                           [v / per for v in context["churn"][0 if context["evidence"] == "whole_objects" else 1:]])
+    steps.append(f"heap view: moment {moment!r}; {len(estimated)} context(s) with a heap estimate, each cell and "
+                 "details panel showing its saving" if moment else "heap view: no moment in the data, none shown")
+
+
 def run_checks(driver, page, name, copies_expected, shared_required, artefacts, steps):
     url = pathlib.Path(page).resolve().as_uri()
     started = time.monotonic()
@@ -633,6 +691,7 @@ def run_checks(driver, page, name, copies_expected, shared_required, artefacts, 
     check_frame_pools(driver, data, steps)
     check_shared_contents(driver, data, steps, shared_required)
     check_exact(driver, data, steps)
+    check_heap(driver, data, steps, shared_required)
 
     # The flame view: the planted context's box, wide enough to see and to click, and a box named NAME.
     box_css = f'#flame-nodes .node[data-kind="context"][data-context-index="{index}"]'
@@ -723,13 +782,16 @@ def run_checks(driver, page, name, copies_expected, shared_required, artefacts, 
         if driver.script("return document.querySelector('#flame-nodes .node').dataset.kind") != "root":
             raise Failure("Back after one zoom did not bring back the root of the view")
         steps.append("frame: a click lists the planted context below it; its link selects it; Back unzooms")
-    # Every width keeps the planted context on screen (it has evidence, bytes and savings).
-    for mode in ("evidence", "bytes", "saved"):
+    # Every width keeps the planted context on screen (it has evidence, bytes and savings; by heap saved only
+    # where it saves heap: among hundreds of contexts one without is under a pixel there).
+    heap_saved = bool(context["heap"] and context["heap"]["estimated"])
+    for mode in ("evidence", "bytes") + (("heap",) if heap_saved else ()) + ("saved",):
         driver.script("const s = document.getElementById('width-mode'); s.value = arguments[0];"
                       "s.dispatchEvent(new Event('change'))", mode)
         if not driver.find_one(box_css):
             raise Failure(f"with width by {mode} the planted context has no box")
-    steps.append("width by evidence, bytes and bytes saved: the planted context has a box in each")
+    steps.append("width by evidence, bytes, bytes saved" + (" and heap saved" if heap_saved else "") +
+                 ": the planted context has a box in each")
     # What an engineer sees first: the top of the page, the planted context selected.
     driver.script("window.scrollTo(0, 0)")
     driver.screenshot(os.path.join(artefacts, "report.png"))

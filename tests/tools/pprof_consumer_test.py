@@ -16,6 +16,8 @@ or the test fixture, which writes both files). The expected totals are computed 
                     the site estimate's largest_share_ci (omega in profiles without one); objects and bytes are
                     the context's allocation metrics (allocated.types, estimates where allocations were sampled)
                     where the profile has them
+  heap_replicated_bytes  sum of each context's heap saving's low end (heap.saves[0]; 0 without a heap view),
+                    rounded to a byte
 
 and compared with the totals pprof prints (-top) and with the sum of its raw samples (-raw). Then the top entries
 must name what the JSON says replicates most: the allocated type (pprof's leaf) and, with the synthetic type frames
@@ -50,7 +52,7 @@ import sys
 import tempfile
 
 SKIP = 77
-VALUE_TYPES = ["objects", "allocated", "comparisons", "replicated_bytes"]
+VALUE_TYPES = ["objects", "allocated", "comparisons", "replicated_bytes", "heap_replicated_bytes"]
 
 # The frame formats of docs/profile-format.md: `pkg.Class.method(File.java:42)` and `function (file.cpp:42)`. The
 # location is the last parenthesised group; anything else is a function name as it is.
@@ -112,6 +114,7 @@ def expected_values(context):
         "allocated": context["bytes"],
         "comparisons": comparisons["equal"] + comparisons["different"],
         "replicated_bytes": replicated_bytes(context),
+        "heap_replicated_bytes": context["heap"]["saves"][0] if "heap" in context else 0.0,
     }
 
 
@@ -125,7 +128,7 @@ def totals(contexts):
 
 def matches_total(value_type, pprof_value, expected):
     # Replicated bytes are fractional in the profile and whole bytes in pprof: the total is the sum rounded.
-    if value_type == "replicated_bytes":
+    if value_type in ("replicated_bytes", "heap_replicated_bytes"):
         return abs(pprof_value - expected) <= 0.5 + 1e-9 * max(1.0, expected)
     return pprof_value == expected
 

@@ -190,6 +190,8 @@ profile make_profile(std::size_t count) {
     p.run.pairing = {"reservoir"};
     p.run.replacement = {"reservoir"};
     p.run.profiles = 3;
+    p.run.heap_moments = {"the survivors of collection 41 of 57 (the most tracked bytes alive after a collection)"};
+    p.run.seconds = 62.5;
     p.run.counters = {{"allocations", 1'842'211},      {"samples", 96'118},
                       {"samples_dropped.store", 30'120}, {"samples_dropped.untracked_address", 8'004},
                       {"watchpoints_armed", 21'950},     {"traps", 19'230},
@@ -255,6 +257,15 @@ profile make_profile(std::size_t count) {
     // holding the same contents whole (shared_contents.hpp).
     p.contexts.push_back(make_whole_context({"com.acme.io.ChunkCache.keep(ChunkCache.java:18)", outer[1], outer[0]},
                                             5, 5, 4'096, next_digest, config));
+    // The cache keeps its copies: every one of its objects alive at the heap moment (the heap view, live_heap.hpp).
+    {
+        context_profile& cache = p.contexts.back();
+        cache.live = {.objects = cache.objects,
+                      .weight = static_cast<double>(cache.objects),
+                      .bytes = static_cast<double>(cache.bytes),
+                      .digested = cache.whole.identical};
+        cache.estimate_from_evidence(config);
+    }
     // The names a page must not trip over: markup that would end its data's <script>, and no frames at all.
     p.contexts.push_back(make_context("com.acme.Tag</script><script>alert(1)</script>",
                                       {"com.acme.html.Renderer.render(Renderer.java:5) <b>&amp;</b>", outer[0]}, 900,

@@ -209,11 +209,23 @@ TEST_CASE("every id and string index the profile uses exists", "[pprof]") {
     }
 }
 
-TEST_CASE("the values are objects, bytes, comparisons and replicated bytes, summing to the profile's totals",
-          "[pprof]") {
-    const profile in = sample_profile();
+TEST_CASE("the values are objects, bytes, comparisons and replicated bytes of churn and heap, summing to the "
+          "profile's totals", "[pprof]") {
+    profile in = sample_profile();
+    // One site with a heap view: 40 live objects of 1 KiB, 30 of them one content, every one digested.
+    context_profile& kept = in.contexts.front();
+    kept.live.objects = 40;
+    kept.live.weight = 40;
+    kept.live.bytes = 40 * 1024;
+    kept.live.digested.groups = {{.digest = 7, .objects = 30, .weight = 30, .weight_squared = 30, .heaviest = 1,
+                                  .all_zero = false}};
+    for (std::uint64_t d = 8; d < 18; ++d)
+        kept.live.digested.groups.push_back(
+            {.digest = d, .objects = 1, .weight = 1, .weight_squared = 1, .heaviest = 1, .all_zero = false});
+    kept.estimate_heap(in.run.estimator);
+    REQUIRE(kept.heap.reported());
     const pb::Profile p = written(in);
-    REQUIRE(p.sample_type_size() == 4);
+    REQUIRE(p.sample_type_size() == 5);
     CHECK(text(p, p.sample_type(0).type()) == "objects");
     CHECK(text(p, p.sample_type(0).unit()) == "count");
     CHECK(text(p, p.sample_type(1).type()) == "allocated");
@@ -222,6 +234,8 @@ TEST_CASE("the values are objects, bytes, comparisons and replicated bytes, summ
     CHECK(text(p, p.sample_type(2).unit()) == "count");
     CHECK(text(p, p.sample_type(3).type()) == "replicated_bytes");
     CHECK(text(p, p.sample_type(3).unit()) == "bytes");
+    CHECK(text(p, p.sample_type(4).type()) == "heap_replicated_bytes");
+    CHECK(text(p, p.sample_type(4).unit()) == "bytes");
     CHECK(text(p, p.default_sample_type()) == "replicated_bytes");
     CHECK(p.sample_size() == static_cast<int>(in.contexts.size()));
 
@@ -238,6 +252,8 @@ TEST_CASE("the values are objects, bytes, comparisons and replicated bytes, summ
     CHECK(sum(p, "allocated") == static_cast<std::int64_t>(bytes));
     CHECK(sum(p, "comparisons") == static_cast<std::int64_t>(comparisons));
     CHECK(sum(p, "replicated_bytes") == std::llround(replicated));
+    CHECK(sum(p, "heap_replicated_bytes") == std::llround(kept.heap_saving().low));
+    CHECK(kept.heap_saving().low > 0);
 }
 
 TEST_CASE("replicated bytes sum to the rounded total, not to a sum of rounding errors", "[pprof]") {
@@ -369,7 +385,7 @@ TEST_CASE("the profile says what it is", "[pprof]") {
 TEST_CASE("an empty profile is a valid pprof profile with no samples", "[pprof]") {
     const pb::Profile p = written(profile{});
     CHECK(p.sample_size() == 0);
-    CHECK(p.sample_type_size() == 4);
+    CHECK(p.sample_type_size() == 5);
     CHECK(p.string_table(0).empty());
 }
 

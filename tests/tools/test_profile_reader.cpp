@@ -124,6 +124,57 @@ TEST_CASE("what the tool writes reads back the same") {
     }
 }
 
+TEST_CASE("the heap view and the run's length read back exactly, and the profile writes back the same") {
+    using namespace ojx::emulation;
+    const std::vector<context_shape> shapes{
+        {.name = "com.example.Cache.keep", .type = "byte[]", .group_sizes = {40, 8, 1, 1}},
+        {.name = "com.example.Random.fill", .type = "int[]", .group_sizes = std::vector<std::uint32_t>(30, 1)},
+    };
+    session_config config;
+    config.profiler.context_tree_capacity = 256;
+    session<> s(config);
+    run_workload(s.machine, s.prof.contexts(), shapes, {.seed = 5});
+    s.prof.digest_tracked_objects(1 << 16); // exit: the live objects, a budget drawing some of them
+    const report_naming naming{[&](std::uint64_t f) { return synthetic_frame_name(f, shapes); },
+                               [&](type_id t) { return shapes.at(t).type; }};
+    run_facts facts = s.facts();
+    facts.seconds = 12.25;
+    const profile written = profile_of(s.prof.report(), s.prof.contexts(), naming, facts);
+    std::ostringstream first;
+    write_profile_json(first, written);
+    const read_result r = read_text("heap.json", first.str());
+    REQUIRE_FALSE(r.error);
+    CHECK(r.run.seconds == 12.25);
+    CHECK(r.run.heap_moments == written.run.heap_moments);
+    REQUIRE(r.contexts.size() == written.contexts.size());
+    std::size_t with_heap = 0;
+    for (std::size_t i = 0; i < r.contexts.size(); ++i) {
+        const context_profile& back = r.contexts[i];
+        const context_profile& made = written.contexts[i];
+        CHECK(back.live.objects == made.live.objects);
+        CHECK(back.live.weight == made.live.weight);
+        CHECK(back.live.bytes == made.live.bytes);
+        CHECK(back.live.digested.groups == made.live.digested.groups);
+        CHECK(back.live.digested.unkept_weight == made.live.digested.unkept_weight);
+        CHECK(back.heap.largest_share_ci == made.heap.largest_share_ci);
+        CHECK(back.heap_saving().low == made.heap_saving().low);
+        with_heap += !back.live.empty();
+    }
+    CHECK(with_heap == 2);
+    std::ostringstream second;
+    write_profile_json(second, profile{r.run, r.contexts});
+    CHECK(second.str() == first.str());
+    // A heap view whose groups count more objects than were alive is refused, naming the field.
+    std::string bad = first.str();
+    const std::size_t at = bad.find("\"heap\": {\"objects\": ");
+    REQUIRE(at != std::string::npos);
+    const std::size_t number = at + std::string("\"heap\": {\"objects\": ").size();
+    bad.replace(number, bad.find(',', number) - number, "0");
+    const read_result refused = read_text("bad-heap.json", bad);
+    REQUIRE(refused.error);
+    CHECK(refused.error->find("heap.objects") != std::string::npos);
+}
+
 TEST_CASE("a number printed with 17 digits reads back to the same double") {
     // The fuzzer's find: 0.94999999300000015 read with RapidJSON's fast path came back an ulp off, so a profile
     // read and written again differed in its last digits.

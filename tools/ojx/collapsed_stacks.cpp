@@ -13,6 +13,7 @@ namespace {
 std::uint64_t value_of(const context_profile& c, stack_value value) {
     switch (value) {
     case stack_value::replicated_bytes: return static_cast<std::uint64_t>(std::llround(c.replicated_bytes()));
+    case stack_value::heap_replicated_bytes: return static_cast<std::uint64_t>(std::llround(c.heap_saving().low));
     case stack_value::comparisons: return c.estimate.comparisons();
     case stack_value::objects: return c.objects;
     case stack_value::bytes: return c.bytes;

@@ -18,7 +18,8 @@ namespace ojx::tool {
 
 // What a site's width is.
 enum class stack_value {
-    replicated_bytes, // bytes a fix would at least save (the default: what to fix first)
+    replicated_bytes, // bytes a fix would at least save of the run's allocations (the default: what to fix first)
+    heap_replicated_bytes, // the same among the objects alive at the profile's heap moment
     comparisons,      // evidence gathered
     objects,          // objects tracked
     bytes,            // bytes allocated in tracked objects
@@ -32,8 +33,10 @@ constexpr bool is_copy_volume(stack_value value) noexcept {
 }
 
 // Their names, in the enum's order: what `ojx report --value` takes.
-inline constexpr std::string_view stack_value_names[] = {"replicated-bytes", "comparisons", "objects", "bytes",
-                                                      "copied-bytes", "copying-code"};
+inline constexpr std::string_view stack_value_names[] = {"replicated-bytes", "heap-replicated-bytes",
+                                                         "comparisons",      "objects",
+                                                         "bytes",            "copied-bytes",
+                                                         "copying-code"};
 
 std::optional<stack_value> parse_stack_value(std::string_view name); // one of stack_value_names
 

@@ -173,6 +173,12 @@ void append_copied_from(std::string& json, const copy_profile& copies, const con
     json += "]}";
 }
 
+// A saving (live_heap.hpp) as [point, low, high] bytes.
+void append_saving(std::string& json, const saving& s) {
+    using report_detail::number;
+    json += '[' + number(s.point) + ',' + number(s.low) + ',' + number(s.high) + ']';
+}
+
 // `copies`: the profile's copy section, if it has one (estimates at `level`); `extra`: more members of the object
 // (",\"name\":value…"), written last.
 void append_context(std::string& json, const context_profile& c, std::size_t rank, const copy_profile* copies,
@@ -212,7 +218,25 @@ void append_context(std::string& json, const context_profile& c, std::size_t ran
     json += c.near.found ? "{\"near\":" + std::to_string(c.near.near) + ",\"share\":" + number(c.near.share) +
                                ",\"shared_fraction\":" + number(c.near.shared_fraction) + '}'
                          : std::string("null");
-    json += ",\"bytes_saved\":" + number(c.replicated_bytes()) + ",\"allocated\":";
+    json += ",\"bytes_saved\":" + number(c.replicated_bytes()) + ",\"churn\":";
+    append_saving(json, c.churn_saving());
+    // The heap view (live_heap.hpp): null where the profile has no live objects of the site.
+    json += ",\"heap\":";
+    if (c.live.empty()) {
+        json += "null";
+    } else {
+        json += "{\"objects\":" + number(c.live.weight) + ",\"bytes\":" + number(c.live.bytes) +
+                ",\"digested\":" + std::to_string(c.live_identical.objects) +
+                std::string(",\"estimated\":") + (c.heap.reported() ? "true" : "false") +
+                ",\"largest_share\":" + number(c.heap.largest_share) +
+                std::string(",\"largest_all_zero\":") + (c.live_identical.largest_all_zero ? "true" : "false") +
+                ",\"largest_share_ci\":";
+        append_interval(json, c.heap.largest_share_ci);
+        json += ",\"saves\":";
+        append_saving(json, c.heap_saving());
+        json += '}';
+    }
+    json += ",\"allocated\":";
     append_allocations(json, c);
     json += ",\"accesses\":[";
     for (std::size_t i = 0; i < c.accesses.size(); ++i) {
@@ -226,7 +250,7 @@ void append_context(std::string& json, const context_profile& c, std::size_t ran
     json += '}';
 }
 
-void append_run(std::string& json, const run_profile& run) {
+void append_run(std::string& json, const run_profile& run, site_rank rank) {
     const std::pair<std::string_view, const std::vector<std::string>*> facts[] = {
         {"runtime", &run.runtime},   {"sampler", &run.sampler},         {"watchpoints", &run.watchpoints},
         {"pairing", &run.pairing},   {"replacement", &run.replacement},
@@ -238,6 +262,11 @@ void append_run(std::string& json, const run_profile& run) {
         json += ',';
     }
     json += "\"profiles\":" + std::to_string(run.profiles);
+    json += ",\"rank\":";
+    append_string(json, site_rank_names[static_cast<std::size_t>(rank)]);
+    json += ",\"heap_moment\":";
+    append_string(json, joined(run.heap_moments));
+    json += ",\"seconds\":" + report_detail::number(run.seconds);
     json += ",\"min_comparisons\":" + std::to_string(run.estimator.min_comparisons);
     json += ",\"min_digested_objects\":" + std::to_string(run.estimator.min_digested_objects);
     json += ",\"confidence\":" + report_detail::number(run.estimator.confidence) + ",\"counters\":[";
@@ -426,7 +455,7 @@ void append_shared_contents(std::string& json, const std::vector<shared_contents
 // (append_frame_pools), "pooled" (the pooled sites' findings, each a context with "pooled_contexts" and
 // "replicated_contexts"), "shared_contents" (append_shared_contents), "copies" (only with a copy section),
 // "exact" (only with exact counts), "strings"}.
-std::string page_data(const profile& p, std::size_t top, const std::vector<pooled_site>& pooled,
+std::string page_data(const profile& p, std::size_t top, site_rank rank, const std::vector<pooled_site>& pooled,
                       const std::vector<shared_contents_pair>& shared) {
     string_table strings;
     std::string contexts = "[";
@@ -439,7 +468,7 @@ std::string page_data(const profile& p, std::size_t top, const std::vector<poole
     contexts += ']';
 
     std::string json = "{\"run\":";
-    append_run(json, p.run);
+    append_run(json, p.run, rank);
     json += ",\n\"total_contexts\":" + std::to_string(p.contexts.size()) + ",\n\"contexts\":" + contexts;
     json += ",\n\"frame_pools\":";
     if (shown == p.contexts.size())
@@ -510,7 +539,7 @@ std::string html_escape(std::string_view text) {
 void write_html(std::ostream& out, const profile& p, const html_options& options,
                 const std::vector<pooled_site>& pooled, const std::vector<shared_contents_pair>& shared) {
     const std::string title = html_escape(options.title.empty() ? default_title : options.title);
-    const std::string data = page_data(p, options.top, pooled, shared);
+    const std::string data = page_data(p, options.top, options.rank, pooled, shared);
     std::string_view page = report_template();
     for (std::size_t at = page.find('@'); at != std::string_view::npos; at = page.find('@')) {
         out << page.substr(0, at);

@@ -19,6 +19,7 @@ namespace ojx::tool {
 struct html_options {
     std::size_t top = 500; // contexts included: the first `top` in the profile's (rank) order
     std::string title;     // empty: "ojx replica report"
+    site_rank rank = site_rank::share; // what that order is (the page says it)
 };
 
 // `pooled`: the profile's sites pooled over their calling contexts (site_pools.hpp); the page lists their findings.

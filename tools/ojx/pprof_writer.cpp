@@ -154,8 +154,10 @@ void add_comments(pprof_builder& builder, const run_profile& run, pprof_writer::
     const auto comment = [&](const std::string& text) { profile.add_comment(builder.string(text)); };
     if (kind == pprof_writer::samples::sites) {
         comment("ojx replica profile: objects allocated at the same calling context whose contents are identical");
-        comment("replicated_bytes: at least this many bytes would be saved if each site's identical objects "
-                "shared one copy");
+        comment("replicated_bytes: at least this many bytes of the run's allocations (churn) would be saved if "
+                "each site's identical objects shared one copy");
+        comment("heap_replicated_bytes: the same among the objects alive at the heap moment (what the heap would "
+                "shrink by then)");
     } else {
         comment("ojx copy profile: bytes copied between heap locations, estimated from sampled copies");
         if (kind == pprof_writer::samples::copies)
@@ -169,6 +171,7 @@ void add_comments(pprof_builder& builder, const run_profile& run, pprof_writer::
     if (!run.sampler.empty()) comment("sampler: " + joined(run.sampler));
     if (!run.watchpoints.empty()) comment("watchpoints: " + joined(run.watchpoints));
     if (!run.allocation_counts.empty()) comment("allocation counts: " + joined(run.allocation_counts));
+    if (!run.heap_moments.empty()) comment("heap moment: " + joined(run.heap_moments));
     if (run.profiles > 1) comment("merged from " + std::to_string(run.profiles) + " profiles");
 }
 
@@ -179,8 +182,20 @@ struct pprof_writer::state {
     pprof_builder builder;
     // Replicated bytes are fractional. Each sample gets the change in the rounded running total, so that the
     // samples sum to the rounded total rather than to a sum of per-sample rounding errors.
-    double replicated_so_far = 0;
-    std::int64_t replicated_rounded_so_far = 0;
+    struct running_total {
+        double so_far = 0;
+        std::int64_t rounded_so_far = 0;
+        // The change in the rounded total `more` makes. Both rounded totals are in [0, largest int64], so their
+        // difference cannot overflow.
+        std::int64_t add(double more) {
+            so_far += more;
+            const std::int64_t rounded = as_value(so_far);
+            const std::int64_t change = rounded - rounded_so_far;
+            rounded_so_far = rounded;
+            return change;
+        }
+    };
+    running_total replicated, heap_replicated;
 };
 
 pprof_writer::pprof_writer(samples kind) : state_(std::make_unique<state>(kind)) {
@@ -198,6 +213,7 @@ pprof_writer::pprof_writer(samples kind) : state_(std::make_unique<state>(kind))
     builder.set_value_type(*profile.add_sample_type(), "allocated", "bytes");
     builder.set_value_type(*profile.add_sample_type(), "comparisons", "count");
     builder.set_value_type(*profile.add_sample_type(), "replicated_bytes", "bytes");
+    builder.set_value_type(*profile.add_sample_type(), "heap_replicated_bytes", "bytes");
     profile.set_default_sample_type(builder.string("replicated_bytes"));
     // Every comparison is counted: the values are not scaled up from a sample.
     builder.set_value_type(*profile.mutable_period_type(), "comparisons", "count");
@@ -211,14 +227,11 @@ void pprof_writer::add(const context_profile& context) {
     pb::Sample& sample = *builder.message().add_sample();
     sample.add_location_id(builder.synthetic_location("[" + context.type + "]"));
     for (const std::string& frame : context.frames) sample.add_location_id(builder.frame_location(frame));
-    state_->replicated_so_far += context.replicated_bytes();
-    // Both rounded totals are in [0, largest int64], so their difference cannot overflow.
-    const std::int64_t replicated_rounded = as_value(state_->replicated_so_far);
     sample.add_value(as_value(context.objects));
     sample.add_value(as_value(context.bytes));
     sample.add_value(as_value(context.estimate.comparisons()));
-    sample.add_value(replicated_rounded - state_->replicated_rounded_so_far);
-    state_->replicated_rounded_so_far = replicated_rounded;
+    sample.add_value(state_->replicated.add(context.replicated_bytes()));
+    sample.add_value(state_->heap_replicated.add(context.heap_saving().low));
     add_label(builder, sample, "type", context.type);
     // JP's metrics: every allocation of the site (scaled where allocations were sampled; rounded), and the
     // elements of its arrays. The values above stay the objects ojx tracked.
@@ -237,6 +250,11 @@ void pprof_writer::add(const context_profile& context) {
             add_percent_label(builder, sample, "largest_share", site.largest_share);
         add_percent_label(builder, sample, "largest_share_low", site.largest_share_ci.low);
         add_percent_label(builder, sample, "largest_share_high", site.largest_share_ci.high);
+    }
+    if (context.heap.reported()) {
+        add_percent_label(builder, sample, "heap_largest_share", context.heap.largest_share);
+        add_percent_label(builder, sample, "heap_largest_share_low", context.heap.largest_share_ci.low);
+        add_percent_label(builder, sample, "heap_largest_share_high", context.heap.largest_share_ci.high);
     }
     if (context.estimate.reported) {
         add_percent_label(builder, sample, "theta", context.estimate.theta);

@@ -93,6 +93,8 @@ std::optional<std::string> profile_merger::add_run(const run_profile& run, const
     add_values(run_.pairing, run.pairing);
     add_values(run_.replacement, run.replacement);
     add_values(run_.allocation_counts, run.allocation_counts);
+    add_values(run_.heap_moments, run.heap_moments);
+    run_.seconds = std::max(run_.seconds, run.seconds); // the processes of a tree run at once
     for (const std::uint64_t target : run.tracking_targets) {
         const auto at = std::lower_bound(run_.tracking_targets.begin(), run_.tracking_targets.end(), target);
         if (at == run_.tracking_targets.end() || *at != target) run_.tracking_targets.insert(at, target);

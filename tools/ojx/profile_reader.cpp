@@ -200,6 +200,7 @@ public:
         if (path_ == "contexts[].allocated.types[]" && in_array() && context_.allocated)
             context_.allocated->types.emplace_back();
         if (path_ == "contexts[].whole_objects.groups[]" && in_array()) context_.whole.identical.groups.emplace_back();
+        if (path_ == "contexts[].heap.groups[]" && in_array()) context_.live.digested.groups.emplace_back();
         if (path_ == "contexts[].whole_objects.near_families[]" && in_array()) {
             context_.whole.near.families.emplace_back();
             family_blocks_.push_back(0);
@@ -347,7 +348,13 @@ private:
             if (key_ == "pairing") return run_text(v, run_.pairing);
             if (key_ == "replacement") return run_text(v, run_.replacement);
             if (key_ == "allocation_counts") return run_text(v, run_.allocation_counts);
+            if (key_ == "seconds") return amount(v, "seconds", run_.seconds);
             if (v.what == scalar::kind::unsigned_integer) run_.counters.push_back({key_, v.integer});
+            return true;
+        }
+        if (path_ == "run.heap_moments[]") {
+            if (v.what != scalar::kind::string) return wrong_type("heap_moments", "a list of strings");
+            run_.heap_moments.emplace_back(v.text);
             return true;
         }
         if (path_ == "run.allocation_sampling.targets_per_second[]") {
@@ -465,17 +472,28 @@ private:
         if (p == ".accesses[].frames[]") return frame(v, "accesses.frames", c.accesses.back().frames);
         if (p.starts_with(".allocated") && c.allocated) return allocated_value(v, p, *c.allocated);
         if (p.starts_with(".whole_objects")) return whole_object_value(v, p.substr(std::strlen(".whole_objects")));
+        if (p.starts_with(".heap")) return heap_value(v, p.substr(std::strlen(".heap")));
         return true;
     }
 
-    // The whole-object sums (the estimates written next to them are recomputed from them, not read).
-    bool whole_object_value(const scalar& v, std::string_view p) {
-        whole_object_summary& w = context_.whole;
-        if (p.empty()) return key_ == "bytes" ? count(v, "whole_objects.bytes", w.bytes) : true;
+    // The heap view's sums (the estimate and savings written next to them are recomputed, not read).
+    bool heap_value(const scalar& v, std::string_view p) {
+        live_summary& l = context_.live;
+        if (p.empty()) {
+            if (key_ == "objects") return count(v, "heap.objects", l.objects);
+            if (key_ == "weight") return amount(v, "heap.weight", l.weight);
+            if (key_ == "bytes") return amount(v, "heap.bytes", l.bytes);
+            return true;
+        }
+        return groups_value(v, p, l.digested, "heap");
+    }
+
+    // An identical-group summary's "groups" and "unkept" members (whole_objects and heap).
+    bool groups_value(const scalar& v, std::string_view p, identical_groups_summary& i, std::string_view where) {
         if (p == ".groups[]") {
-            if (in_array()) return wrong_type("whole_objects.groups", "a list of objects");
-            content_group& g = w.identical.groups.back();
-            const std::string field = "whole_objects.groups." + key_;
+            if (in_array()) return wrong_type(std::string(where) + ".groups", "a list of objects");
+            content_group& g = i.groups.back();
+            const std::string field = std::string(where) + ".groups." + key_;
             if (key_ == "digest") return digest(v, field, g.digest);
             if (key_ == "objects") return count(v, field, g.objects);
             if (key_ == "all_zero") return flag(v, field, g.all_zero);
@@ -485,14 +503,21 @@ private:
             return true;
         }
         if (p == ".unkept") {
-            identical_groups_summary& i = w.identical;
-            const std::string field = "whole_objects.unkept." + key_;
+            const std::string field = std::string(where) + ".unkept." + key_;
             if (key_ == "objects") return count(v, field, i.unkept_objects);
             if (key_ == "weight") return amount(v, field, i.unkept_weight);
             if (key_ == "weight_squared") return amount(v, field, i.unkept_weight_squared);
             if (key_ == "largest_weight") return amount(v, field, i.unkept_largest_weight);
             return true;
         }
+        return true;
+    }
+
+    // The whole-object sums (the estimates written next to them are recomputed from them, not read).
+    bool whole_object_value(const scalar& v, std::string_view p) {
+        whole_object_summary& w = context_.whole;
+        if (p.empty()) return key_ == "bytes" ? count(v, "whole_objects.bytes", w.bytes) : true;
+        if (p == ".groups[]" || p == ".unkept") return groups_value(v, p, w.identical, "whole_objects");
         if (p == ".near_families[]") {
             if (in_array()) return wrong_type("whole_objects.near_families", "a list of objects");
             near_family& f = w.near.families.back();
@@ -539,27 +564,33 @@ private:
     }
 
     // What is wrong with the whole-object sums, or nothing; sorts them the way summaries are kept.
-    std::string whole_object_problem() {
-        whole_object_summary& w = context_.whole;
-        auto& groups = w.identical.groups;
+    // What is wrong with an identical-group summary, or nothing; sorts its groups the way summaries are kept.
+    static std::string groups_problem(identical_groups_summary& s, const std::string& where) {
+        auto& groups = s.groups;
         std::sort(groups.begin(), groups.end(),
                   [](const content_group& a, const content_group& b) { return a.digest < b.digest; });
         for (std::size_t i = 0; i < groups.size(); ++i) {
             const content_group& g = groups[i];
-            if (i > 0 && groups[i - 1].digest == g.digest) return "field 'whole_objects.groups' lists a digest twice";
-            if (g.objects == 0) return "field 'whole_objects.groups.objects' should be at least 1";
+            if (i > 0 && groups[i - 1].digest == g.digest) return "field '" + where + ".groups' lists a digest twice";
+            if (g.objects == 0) return "field '" + where + ".groups.objects' should be at least 1";
             if (g.heaviest > g.weight || g.weight_squared > g.weight * g.weight * (1 + 1e-9))
-                return "fields 'whole_objects.groups' weights are inconsistent (heaviest <= weight, "
+                return "fields '" + where + ".groups' weights are inconsistent (heaviest <= weight, "
                        "weight_squared <= weight^2)";
         }
-        if (w.identical.unkept_largest_weight > w.identical.unkept_weight * (1 + 1e-9))
-            return "field 'whole_objects.unkept.largest_weight' should be at most 'weight'";
-        std::uint64_t objects = w.identical.unkept_objects;
+        if (s.unkept_largest_weight > s.unkept_weight * (1 + 1e-9))
+            return "field '" + where + ".unkept.largest_weight' should be at most 'weight'";
+        std::uint64_t objects = s.unkept_objects;
         for (const content_group& g : groups) {
             if (objects > std::numeric_limits<std::uint64_t>::max() - g.objects)
-                return "field 'whole_objects.groups' counts add up to more than 2^64";
+                return "field '" + where + ".groups' counts add up to more than 2^64";
             objects += g.objects;
         }
+        return {};
+    }
+
+    std::string whole_object_problem() {
+        whole_object_summary& w = context_.whole;
+        if (std::string problem = groups_problem(w.identical, "whole_objects"); !problem.empty()) return problem;
         for (std::size_t i = 0; i < w.near.families.size(); ++i) {
             const near_family& f = w.near.families[i];
             if (family_blocks_[i] != fingerprint_blocks)
@@ -898,6 +929,10 @@ private:
         if (const std::string problem = estimate_problem(e, c.evidence, evidence_present_ != 0); !problem.empty())
             return fail(where() + problem);
         if (const std::string problem = whole_object_problem(); !problem.empty()) return fail(where() + problem);
+        if (const std::string problem = groups_problem(c.live.digested, "heap"); !problem.empty())
+            return fail(where() + problem);
+        if (c.live.digested.objects() > c.live.objects)
+            return fail(where() + "field 'heap.objects' should be at least the objects its groups count");
         c.has_evidence = evidence_present_ == evidence_fields;
         if (c.has_evidence) {
             // The counts the sums belong with are the comparison counts read above.

@@ -50,9 +50,12 @@ a flame graph tool or a continuous-profiling system.
 
 table:
   --top N            sites to list (10)
+  --rank KIND        what sites are ranked by: share (default: the low end of the largest identical
+                     group's share, which every site with an estimate has), heap (bytes sharing would at
+                     least save among the objects alive at the profile's heap moment) or churn (bytes it
+                     would at least save of the run's allocations); the page's table starts in this order
   --min-share X      only sites whose largest identical group is at least X of their objects (0.6 or
-                     60%), by the low end of its interval, which sites are ranked by (--min-theta: its
-                     older name)
+                     60%), by the low end of its interval (--min-theta: its older name)
   --frames N         allocation frames shown per site, the site included (3)
   --accesses N       access contexts shown per site (3)
   --source DIR       print the source line of each frame found under DIR (its package path, or by file
@@ -65,7 +68,8 @@ files (written whole or not at all):
   --html-top N       sites in the page (500; --min-share applies)
   --title TEXT       the page's title
   --collapsed FILE   collapsed stacks (flamegraph.pl, speedscope), every site; FILE '-' is standard output
-  --value KIND       width in collapsed stacks: replicated-bytes (default), comparisons, objects, bytes;
+  --value KIND       width in collapsed stacks: replicated-bytes (default: of the run's allocations),
+                     heap-replicated-bytes (of the objects alive at the heap moment), comparisons, objects, bytes;
                      or copied-bytes or copying-code: collapsed stacks and pprof show copy volume instead of
                      sites (the profile's copy section needed): the bytes each edge into a heap location
                      copied, estimated from its samples, with the source as leaf (`[copied from byte[]
@@ -100,6 +104,7 @@ struct report_request {
 // report_request holds the defaults. --source may be repeated, each adding a directory.
 const option_spec report_options[] = {
     {"top", option_kind::count, "", ""},
+    {"rank", option_kind::choice, "", "", {std::begin(site_rank_names), std::end(site_rank_names)}},
     {"min_share", option_kind::fraction, "", ""},
     {"min_theta", option_kind::fraction, "", ""},
     {"frames", option_kind::count, "", ""},
@@ -130,6 +135,7 @@ std::optional<int> parse(arguments args, report_request& r) {
             return exit_ok;
         }
         if (name == "top") r.top = value.number;
+        else if (name == "rank") r.text.rank = r.html_settings.rank = *parse_site_rank(value.text);
         else if (name == "min_share" || name == "min_theta") r.min_share = r.text.min_share = value.real;
         else if (name == "frames") r.text.frames = value.number;
         else if (name == "accesses") r.text.accesses = value.number;
@@ -177,9 +183,9 @@ int report_command(arguments args) {
     const auto shared = [min_share](const context_profile& c) {
         return c.combined.reported() && c.combined.largest_share_ci.low >= min_share;
     };
-    site_selection table(r.text_wanted ? r.top : 0, shared);
+    site_selection table(r.text_wanted ? r.top : 0, shared, r.text.rank);
     site_selection page(r.html.empty() ? 0 : r.html_settings.top,
-                        [&](const context_profile& c) { return min_share == 0 || shared(c); });
+                        [&](const context_profile& c) { return min_share == 0 || shared(c); }, r.text.rank);
     const auto failed = [](const std::string& message) {
         std::fprintf(stderr, "ojx report: %s\n", message.c_str());
         return exit_failed;

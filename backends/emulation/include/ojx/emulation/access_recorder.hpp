@@ -111,6 +111,11 @@ public:
 
     run_facts facts() const { return live_.facts(); }
 
+    // When the profile is taken: the heap view for a replay (recording_session::record_heap_view).
+    void record_heap_view() {
+        for (const live_heap_event& record : prof.live_heap_records(0)) trace.writer().append(record);
+    }
+
 private:
     session<Policies> live_;
 

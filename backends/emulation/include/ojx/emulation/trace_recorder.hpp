@@ -207,6 +207,12 @@ public:
 
     run_facts facts() const { return emulation_facts<Policies>(sampler, watchpoints); }
 
+    // When the profile is taken, as a live agent does: the heap view for a replay (which has no memory to take a
+    // census of), the trace's last events.
+    void record_heap_view() {
+        for (const live_heap_event& record : prof.live_heap_records(0)) trace.writer().append(record);
+    }
+
 private:
     profiler_effects effects_; // first: the recording policies below refer to it
 

@@ -146,6 +146,12 @@ public:
     template <class F>
     decltype(auto) with_final_analyses(F&& use) {
         const guard locked(*this);
+        // The run's length as this profile states it (facts), and the heap view for a replay, which has no memory
+        // to take a census of: the trace's last events.
+        profile_seconds_ = monotonic_seconds() - started_;
+        if (recording_ && recording_->open)
+            for (const live_heap_event& record : profiler_->live_heap_records(profile_seconds_))
+                recording_->writer->append(record);
         if (recording_) recording_->open = false;
         return std::apply([&](Sinks&... sinks) -> decltype(auto) { return use(*profiler_, sinks...); }, sinks_);
     }
@@ -378,6 +384,14 @@ private:
     recording_memory<process_memory> recorded_memory_{memory_};
     std::unique_ptr<recording> recording_;
     std::string runtime_;
+    // The session's start on the monotonic clock, for the profile's run.seconds (churn per second).
+    static double monotonic_seconds() noexcept {
+        timespec now{};
+        ::clock_gettime(CLOCK_MONOTONIC, &now);
+        return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+    }
+    double started_ = monotonic_seconds();
+    double profile_seconds_ = 0; // the run's length when the last profile was taken (0: none yet)
     std::uint64_t gc_starts_ = 0;
     std::unique_ptr<profiler_type> profiler_;
     std::tuple<Sinks...> sinks_;
@@ -464,7 +478,8 @@ run_facts basic_profiling_session<Sinks...>::facts() const {
                      backend_.watchpoint_description(),
                      std::string(reservoir_pairing::name),
                      std::string(reservoir_replacement::name),
-                     health_counters()};
+                     health_counters(),
+                     profile_seconds_ > 0 ? profile_seconds_ : monotonic_seconds() - started_};
 }
 
 template <analysis_sink... Sinks>
@@ -648,6 +663,15 @@ template <analysis_sink... Sinks>
 std::optional<object_info> basic_profiling_session<Sinks...>::handle_allocation(const allocation_event& allocation) {
     std::optional<object_info> tracked;
     handle([&] { tracked = host_->on_allocation(allocation); }, allocation);
+    // The heap view's census, where the tracked heap has grown enough (profiler::live_census_due: never for a
+    // runtime whose deaths only collections tell).
+    if (tracked && profiler_->live_census_due()) {
+        try {
+            digest_whole([&](const auto&) { return profiler_->census_live_heap(); });
+        } catch (const std::bad_alloc&) {
+            // Without memory for its tables the census is skipped; the threshold has moved on already.
+        }
+    }
     return tracked;
 }
 

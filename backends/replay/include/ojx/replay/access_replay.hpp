@@ -149,6 +149,13 @@ private:
     // The recording's whole-object digests, as it decided them: the replayed machine has no moments of its own
     // (a free, an exit) to digest at.
     void deliver(const whole_object_digest& decided) { profiler_.apply_recorded_digest(decided); }
+    // And its heap view, as the recording ended it.
+    void deliver(const live_heap_event& recorded) {
+        live_heap_event mapped = recorded;
+        if (recorded.what == live_heap_event::kind::site) mapped.context = contexts_.mapped(recorded.context);
+        if (recorded.what == live_heap_event::kind::moment) result_.seconds = recorded.seconds;
+        if (!profiler_.apply_recorded_live_heap(mapped)) ++result_.unmatched_heap_records;
+    }
     void deliver(const events_lost_event& lost) { result_.events_lost += lost.count; }
     // Everything else: the recording's own samples, traps, watchpoint calls and reads (the replay makes its own),
     // symbols the reader keeps, the run's description (read before the replay), and GC ends.
@@ -221,6 +228,7 @@ access_replay_outcome replay_every_access(std::span<const std::byte> file, std::
         outcome.report = prof.report();
         outcome.facts = emulation::emulation_facts<Policies>(sampler, watchpoints);
         outcome.facts.runtime = recorded.runtime;
+        outcome.facts.seconds = outcome.replay.seconds;
         return profile_of(outcome.report, prof.contexts(), outcome.replay.naming(), outcome.facts);
     };
     if (!config.copy_bound) {

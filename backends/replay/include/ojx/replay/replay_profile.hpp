@@ -106,6 +106,7 @@ inline void replay_samples_and_traps(replayed_profile& result, std::span<const s
         prof.note_tracking_stayed_exact(result.run.tracking_stayed_exact);
         result.report = prof.report();
         result.facts = result.run.facts;
+        result.facts.seconds = result.replay.seconds;
         result.traps = prof.stats().traps;
         const report_naming naming = result.replay.naming();
         profile made = profile_of(result.report, prof.contexts(), naming, result.facts);

@@ -88,6 +88,8 @@ struct replay_result {
     std::uint64_t events_lost = 0;        // the recorder could not write them: the profile misses them
     std::uint64_t watchpoint_differences = 0; // arms and disarms unlike the recording's (see replay_watchpoints)
     std::uint64_t undefined_contexts = 0; // events naming a context node the trace does not define before them
+    std::uint64_t unmatched_heap_records = 0; // heap view records that name no site (live_heap_event)
+    double seconds = 0; // the live run's length when its profile was taken, as its heap view record says
     std::unordered_map<trace_frame_id, std::string> frames; // the trace's symbols, for naming the report
     std::unordered_map<type_id, std::string> types;
     std::map<std::pair<type_id, std::uint64_t>, std::string> fields; // (type, offset) -> name
@@ -147,6 +149,9 @@ public:
         if (result_.error.empty() && unmatched_digests_ != 0)
             result_.error = std::string(name) + ": " + std::to_string(unmatched_digests_) +
                             " whole-object digest record(s) name an object the replay does not track";
+        if (result_.error.empty() && result_.unmatched_heap_records != 0)
+            result_.error = std::string(name) + ": " + std::to_string(result_.unmatched_heap_records) +
+                            " heap view record(s) follow no site record";
         result_.watchpoint_differences = watchpoints_.differences();
         return std::move(result_);
     }
@@ -226,6 +231,13 @@ private:
     // What the live run's digest decided, applied without memory (the trace has the fingerprint).
     void deliver(const whole_object_digest& decided) {
         if (!profiler_.apply_recorded_digest(decided)) ++unmatched_digests_;
+    }
+    // The live run's heap view, as it stood when its profile was taken.
+    void deliver(const live_heap_event& recorded) {
+        live_heap_event mapped = recorded;
+        if (recorded.what == live_heap_event::kind::site) mapped.context = contexts_.mapped(recorded.context);
+        if (recorded.what == live_heap_event::kind::moment) result_.seconds = recorded.seconds;
+        if (!profiler_.apply_recorded_live_heap(mapped)) ++result_.unmatched_heap_records;
     }
     void deliver(const memory_contents_event& contents) { memory_.add(contents); }
     void deliver(const watchpoint_arm_event& arm) { watchpoints_.recorded(arm); }
