@@ -89,7 +89,7 @@ struct agent {
 constexpr std::uint64_t death_digest_bytes_per_second = 64ULL << 20;
 constexpr std::uint64_t exit_digest_bytes = 64ULL << 20; // at most about 25 ms at exit (2.7 GB/s)
 // The heap view's censuses during the run (docs/design.md, "Heap and churn"): one each time the tracked heap grew
-// a quarter past the most seen, reading at most this many bytes (about 1.5 ms of the allocating thread's time).
+// to half again the most seen, reading at most this many bytes (about 1.5 ms of the allocating thread's time).
 constexpr std::uint64_t census_digest_bytes = 4ULL << 20;
 
 // Tracked allocations per second above which the exit summary of an interval=0 run points at track_rate=: each

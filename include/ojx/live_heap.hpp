@@ -64,8 +64,8 @@ struct live_heap_moment {
             return "the survivors of collection " + std::to_string(collection) + " of " + std::to_string(collections) +
                    " (the most tracked bytes alive after a collection)";
         case kind::census:
-            return "the largest census of the run's live heap (one each time the tracked bytes alive grew a quarter "
-                   "past the most seen)";
+            return "the largest census of the run's live heap (one each time the tracked bytes alive grew to half "
+                   "again the most seen)";
         case kind::exit: return "exit (the objects alive then)";
         case kind::none: break;
         }

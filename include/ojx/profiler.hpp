@@ -589,7 +589,7 @@ public:
     }
 
     // The heap view during a run whose every death is seen (live_census_bytes set: a native agent): whether the
-    // tracked bytes alive have grown past the census threshold, a quarter past the most a census or sweep has
+    // tracked bytes alive have grown past the census threshold, half again the most a census or sweep has
     // seen (and at least a floor, so that a small heap waits for its exit). Cheap: a running sum kept at
     // allocation and free (an object evicted by an overlapping allocation is not taken off it until the next
     // census recounts, so it may run high: a census then costs a pass and finds no new moment).
@@ -1381,7 +1381,10 @@ private:
     // Censuses during the run (census_live_heap): the tracked bytes alive (a running sum, see live_census_due),
     // and the sum the next census waits for.
     static constexpr double census_floor_bytes = 1 << 20;
-    static constexpr double census_growth = 1.25;
+    // Half again: a census reads about live_census_bytes, so a heap growing to P costs log1.5(P / 1 MiB) of them
+    // (python3 growing to 700 MiB: 1.25 cost +3 % of its run against the agent without censuses, bench/RESULTS.md),
+    // and the largest is at least two thirds of the tracked peak.
+    static constexpr double census_growth = 1.5;
     double live_tracked_bytes_ = 0;
     double next_census_bytes_ = census_floor_bytes;
     std::uint64_t death_window_start_ = 0;
