@@ -709,6 +709,7 @@ public:
             held_digests_.push_back(held);
         });
         held_through_ = next_serial_;
+        held_since_settle_ = true;
         return result;
     }
 
@@ -756,7 +757,10 @@ public:
             count_held(held.digest, held.context, result, note);
         }
         ++collections_settled_;
-        census_survivors(survived);
+        // A collection whose start was not read (its agent skipped the sweep) holds no fingerprints of its
+        // survivors: not a moment (whether it was read does not depend on contents, so the choice stays fair).
+        if (held_since_settle_) census_survivors(survived);
+        held_since_settle_ = false;
         held_digests_.clear();
         settle_counts(result, note);
         return result;
@@ -1377,6 +1381,7 @@ private:
     live_heap_moment live_moment_;
     std::vector<std::pair<context_id, live_summary>> live_heap_;
     std::uint64_t collections_settled_ = 0;
+    bool held_since_settle_ = false; // hold_collection_digests ran since the last settle_collection_digests
     context_id last_live_site_ = no_context; // apply_recorded_live_heap: the site its group records belong to
     // Censuses during the run (census_live_heap): the tracked bytes alive (a running sum, see live_census_due),
     // and the sum the next census waits for.
