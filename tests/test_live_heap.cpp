@@ -52,7 +52,7 @@ const context_report& of(const replica_report& report, context_id site) {
 
 std::string frame_name(std::uint64_t f) { return "frame" + std::to_string(f); }
 
-profile profile_of_session(session<>& s) {
+profile emulated_profile(session<>& s) {
     const report_naming naming{frame_name, [](type_id) { return std::string("byte[]"); }};
     return profile_of(s.prof.report(), s.prof.contexts(), naming, s.facts());
 }
@@ -93,7 +93,7 @@ TEST_CASE("a site that keeps its replicas alive saves heap, one that drops them 
     CHECK(k.live.digested.objects() == 64);
     CHECK(of(report, dropped).live.empty());
 
-    const profile p = profile_of_session(s);
+    const profile p = emulated_profile(s);
     const context_profile& kp = named(p, "frame16");
     const context_profile& dp = named(p, "frame17");
     // Every object digested, the population known: the shares and savings are exact.
@@ -200,7 +200,7 @@ TEST_CASE("a JVM's heap moment is the collection whose survivors held the most, 
     CHECK(c.live.digested.objects() == 30);
     const identical_groups_estimate e = estimate_identical_groups(c.live.digested, 0.95, 30);
     CHECK(e.largest_share == Approx(20.0 / 30)); // the contents at the collection's start
-    const profile p = profile_of_session(s);
+    const profile p = emulated_profile(s);
     CHECK(p.run.heap_moments.size() == 1);
     CHECK(p.run.heap_moments[0].starts_with("the survivors of collection 2 of 3"));
 }
@@ -227,7 +227,7 @@ TEST_CASE("subsampled live objects: the interval of the live largest share cover
             allocate(s, site, common_one ? common : random_words(rng));
         }
         s.prof.digest_tracked_objects(objects * object_size / 3);
-        const profile p = profile_of_session(s);
+        const profile p = emulated_profile(s);
         const context_profile& c = p.contexts.front();
         REQUIRE(c.live.objects == objects);
         digested += static_cast<double>(c.live_identical.objects);
@@ -250,7 +250,7 @@ TEST_CASE("the heap view is written, read back by its sums and merged exactly") 
     const auto common = random_words(rng);
     for (int i = 0; i < 30; ++i) allocate(s, site, i < 20 ? common : random_words(rng));
     s.prof.digest_tracked_objects(0);
-    profile p = profile_of_session(s);
+    profile p = emulated_profile(s);
     context_profile twice = p.contexts.front();
     add_context_evidence(twice, p.contexts.front());
     twice.estimate_from_evidence(p.run.estimator);

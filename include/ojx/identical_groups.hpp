@@ -74,6 +74,8 @@ struct identical_groups_summary {
         return unkept_largest_weight > 0 ? std::min(unkept_largest_weight, unkept_weight) : unkept_weight;
     }
 
+    friend bool operator==(const identical_groups_summary&, const identical_groups_summary&) = default;
+
     std::uint64_t objects() const noexcept {
         std::uint64_t n = unkept_objects;
         for (const content_group& g : groups) n += g.objects;

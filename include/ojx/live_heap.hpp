@@ -38,6 +38,8 @@ struct live_summary {
 
     bool empty() const noexcept { return objects == 0; }
 
+    friend bool operator==(const live_summary&, const live_summary&) = default;
+
     live_summary& operator+=(const live_summary& other) {
         objects += other.objects;
         weight += other.weight;
@@ -87,15 +89,7 @@ struct live_heap_event {
     live_summary site;       // site: every member but digested.groups (its group records follow)
     content_group group;     // group
 
-    friend bool operator==(const live_heap_event& a, const live_heap_event& b) {
-        return a.what == b.what && a.moment == b.moment && a.seconds == b.seconds && a.context == b.context &&
-               a.site.objects == b.site.objects && a.site.weight == b.site.weight && a.site.bytes == b.site.bytes &&
-               a.site.digested.unkept_objects == b.site.digested.unkept_objects &&
-               a.site.digested.unkept_weight == b.site.digested.unkept_weight &&
-               a.site.digested.unkept_weight_squared == b.site.digested.unkept_weight_squared &&
-               a.site.digested.unkept_largest_weight == b.site.digested.unkept_largest_weight &&
-               a.group == b.group;
-    }
+    friend bool operator==(const live_heap_event&, const live_heap_event&) = default;
 };
 
 // The identical groups among a site's live objects, estimated as the whole-object evidence's are: where every live

@@ -788,33 +788,35 @@ public:
         return true;
     }
 
-    // The heap view as a trace keeps it (live_heap_event), with the run's length `seconds`: for a recorder, when
-    // the profile is taken. Allocates.
-    std::vector<live_heap_event> live_heap_records(double seconds) const {
-        std::vector<live_heap_event> records;
+    // The heap view as a trace keeps it, record by record to `record(const live_heap_event&)`, with the run's
+    // length `seconds`: for a recorder, when the profile is taken.
+    template <class Record>
+    void record_live_heap(double seconds, Record&& record) const {
         live_heap_event moment;
         moment.moment = live_moment_;
         moment.moment.collections = collections_settled_;
         moment.seconds = seconds;
-        records.push_back(moment);
+        record(moment);
         for (const auto& [context, live] : live_heap_) {
             live_heap_event site;
             site.what = live_heap_event::kind::site;
             site.context = context;
-            site.site = live;
-            site.site.digested.groups.clear();
-            records.push_back(site);
+            site.site = {.objects = live.objects, .weight = live.weight, .bytes = live.bytes, .digested = {}};
+            site.site.digested.unkept_objects = live.digested.unkept_objects;
+            site.site.digested.unkept_weight = live.digested.unkept_weight;
+            site.site.digested.unkept_weight_squared = live.digested.unkept_weight_squared;
+            site.site.digested.unkept_largest_weight = live.digested.unkept_largest_weight;
+            record(site);
+            live_heap_event group;
+            group.what = live_heap_event::kind::group;
             for (const content_group& g : live.digested.groups) {
-                live_heap_event group;
-                group.what = live_heap_event::kind::group;
                 group.group = g;
-                records.push_back(group);
+                record(group);
             }
         }
-        return records;
     }
 
-    // A replay's heap view: the live run's, record by record (live_heap_records; a site's context already mapped
+    // A replay's heap view: the live run's, record by record (record_live_heap; a site's context already mapped
     // to this profiler's). False for a group with no site before it.
     bool apply_recorded_live_heap(const live_heap_event& recorded) {
         switch (recorded.what) {
@@ -826,17 +828,15 @@ public:
         case live_heap_event::kind::site: {
             live_summary site = recorded.site;
             site.digested.groups.clear();
-            const auto at = std::lower_bound(live_heap_.begin(), live_heap_.end(), recorded.context,
-                                             [](const auto& l, context_id c) { return l.first < c; });
-            live_heap_.insert(at, {recorded.context, std::move(site)});
+            live_heap_.insert(live_heap_.begin() + static_cast<std::ptrdiff_t>(live_heap_index(recorded.context)),
+                              {recorded.context, std::move(site)});
             last_live_site_ = recorded.context;
             return true;
         }
         case live_heap_event::kind::group: {
-            const auto at = std::lower_bound(live_heap_.begin(), live_heap_.end(), last_live_site_,
-                                             [](const auto& l, context_id c) { return l.first < c; });
-            if (at == live_heap_.end() || at->first != last_live_site_) return false;
-            at->second.digested.groups.push_back(recorded.group);
+            const std::size_t at = live_heap_index(last_live_site_);
+            if (at == live_heap_.size() || live_heap_[at].first != last_live_site_) return false;
+            live_heap_[at].second.digested.groups.push_back(recorded.group);
             return true;
         }
         }
@@ -881,9 +881,9 @@ public:
                                                                 !result.allocations_estimated()));
                 entry.near = estimate_near_replicas(entry.whole.near, entry.whole.objects());
                 entry.combined = combine_estimates(entry.estimate, entry.identical, config_.estimator);
-                const auto live = std::lower_bound(live_heap_.begin(), live_heap_.end(), state.context,
-                                                   [](const auto& l, context_id c) { return l.first < c; });
-                if (live != live_heap_.end() && live->first == state.context) entry.live = live->second;
+                const std::size_t live = live_heap_index(state.context);
+                if (live < live_heap_.size() && live_heap_[live].first == state.context)
+                    entry.live = live_heap_[live].second;
                 entry.accesses.assign(state.accesses.get(), state.accesses.get() + state.access_count);
                 std::sort(entry.accesses.begin(), entry.accesses.end(),
                           [](const auto& a, const auto& b) { return a.samples > b.samples; });
@@ -1288,6 +1288,14 @@ private:
                                   .collection = collections_settled_,
                                   .collections = 0, // the report's: the run's count then
                                   .bytes = live_bytes});
+    }
+
+    // Where `context`'s live summary is, or would go, in live_heap_ (sorted by context).
+    std::size_t live_heap_index(context_id context) const {
+        return static_cast<std::size_t>(
+            std::lower_bound(live_heap_.begin(), live_heap_.end(), context,
+                             [](const auto& l, context_id c) { return l.first < c; }) -
+            live_heap_.begin());
     }
 
     void take_live_moment(const live_heap_census& census, const live_heap_moment& moment) {

@@ -195,12 +195,10 @@ inline void write_savings(std::ostream& out, const context_profile& c, double se
 }
 
 // `copies`: the profile's copy section, if it has one; a site it has copies into says where they came from, with
-// intervals at `level`. `seconds`: the run's length (0: unknown), for churn per second; `needed`: objects
-// digested whole an estimate needs.
+// intervals at the run's confidence. `run`: also the run's length (churn per second) and what an estimate needs.
 // `note`: a last line of the site's own, if any.
 inline void write_site(std::ostream& out, std::size_t rank, const context_profile& c, const text_options& options,
-                       const copy_profile* copies, double level, double seconds, std::uint64_t needed,
-                       const std::string& note = {}) {
+                       const copy_profile* copies, const run_profile& run, const std::string& note = {}) {
     const replica_estimate& e = c.estimate;
     const site_estimate& s = c.combined;
     const bool whole = s.basis == evidence_basis::whole_objects;
@@ -225,7 +223,7 @@ inline void write_site(std::ostream& out, std::size_t rank, const context_profil
     if (c.frames.size() > options.frames && options.frames > 0)
         out << "        (" << c.frames.size() - options.frames << " more frames)\n";
     if (c.allocated) write_allocation_lines(out, *c.allocated);
-    write_savings(out, c, seconds, needed);
+    write_savings(out, c, run.seconds, run.estimator.min_digested_objects);
     // θ, α, ω and γ are the comparisons' own detail, only where there were comparisons.
     if (e.comparisons() > 0) {
         out << "        comparisons: " << e.comparisons() << ", theta " << percent(e.theta) << " ["
@@ -243,7 +241,7 @@ inline void write_site(std::ostream& out, std::size_t rank, const context_profil
             << " objects digested whole share " << percent(c.near.shared_fraction)
             << " of their contents with one representative\n";
     if (copies)
-        if (const std::optional<copied_contents> contents = copied_into(*copies, c, level))
+        if (const std::optional<copied_contents> contents = copied_into(*copies, c, run.estimator.confidence))
             write_copy_sources(out, *contents, *copies, options);
     // The table names only where the objects were used (an access context's leaf).
     const auto uses = uses_by_leaf(c.accesses, [](const named_access_context& a) {
@@ -282,8 +280,7 @@ inline void write_pooled_sites(std::ostream& out, const std::vector<pooled_site>
                     ", " + percent(e.largest_share_ci.high) + "], " +
                     std::to_string(p.concentrated->pooled.identical.objects) + " whole";
         }
-        write_site(out, i + 1, p.site, site_only, nullptr, run.estimator.confidence, run.seconds,
-                   run.estimator.min_digested_objects, note);
+        write_site(out, i + 1, p.site, site_only, nullptr, run, note);
     }
 }
 
@@ -390,8 +387,7 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
                   percent(run.estimator.confidence).c_str());
     out << header << "allocation site\n";
     for (std::size_t i = 0; i < sites.size(); ++i)
-        write_site(out, i + 1, sites[i], options, copies, run.estimator.confidence, run.seconds,
-                   run.estimator.min_digested_objects);
+        write_site(out, i + 1, sites[i], options, copies, run);
     write_pooled_sites(out, pooled_findings(pooled, std::max<std::size_t>(sites.size(), 1)), options, run);
     out << "largest: the share of a site's objects in its largest identical group, with its interval; evidence:\n"
            "what it rests on, N whole (objects digested whole: the share measured) or N cmp (sampled comparisons:\n"

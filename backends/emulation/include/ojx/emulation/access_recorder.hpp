@@ -113,7 +113,7 @@ public:
 
     // When the profile is taken: the heap view for a replay (recording_session::record_heap_view).
     void record_heap_view() {
-        for (const live_heap_event& record : prof.live_heap_records(0)) trace.writer().append(record);
+        prof.record_live_heap(0, [&](const live_heap_event& record) { trace.writer().append(record); });
     }
 
 private:

@@ -210,7 +210,7 @@ public:
     // When the profile is taken, as a live agent does: the heap view for a replay (which has no memory to take a
     // census of), the trace's last events.
     void record_heap_view() {
-        for (const live_heap_event& record : prof.live_heap_records(0)) trace.writer().append(record);
+        prof.record_live_heap(0, [&](const live_heap_event& record) { trace.writer().append(record); });
     }
 
 private:

@@ -150,8 +150,8 @@ public:
         // to take a census of: the trace's last events.
         profile_seconds_ = monotonic_seconds() - started_;
         if (recording_ && recording_->open)
-            for (const live_heap_event& record : profiler_->live_heap_records(profile_seconds_))
-                recording_->writer->append(record);
+            profiler_->record_live_heap(profile_seconds_,
+                                        [&](const live_heap_event& record) { recording_->writer->append(record); });
         if (recording_) recording_->open = false;
         return std::apply([&](Sinks&... sinks) -> decltype(auto) { return use(*profiler_, sinks...); }, sinks_);
     }
