@@ -237,6 +237,7 @@ void exact_counting::on_class_file_load(JNIEnv* jni, jobject loader, const char*
             c.loader = loader_ref;
             c.code_length = m.new_to_original.size();
             c.corrections = std::make_unique<std::atomic<std::int64_t>[]>(m.graph->graph.site_count());
+            c.reported.assign(m.graph->graph.site_count(), 0);
             c.counting = std::move(m);
             by_name_[key_of(c.class_name, c.counting.name, c.counting.descriptor)].push_back(&c);
         }
@@ -406,6 +407,29 @@ void exact_counting::on_exception(JNIEnv* jni, jthread thread, jmethodID method,
     }
 }
 
+void exact_counting::on_reported_allocation(JNIEnv* jni, jmethodID method, jlocation location,
+                                            const char* signature) noexcept {
+    if (!comparing_.load(std::memory_order_acquire) || location < 0) return;
+    try {
+        const std::lock_guard lock(mutex_);
+        counted_method* c = lookup(jni, method);
+        if (c == nullptr) return;
+        const method_counting& m = c->counting;
+        // A method counted only at throws runs its original code.
+        auto original = static_cast<std::uint32_t>(location);
+        if (!m.counted_at_throws_only()) {
+            if (original >= m.new_to_original.size() || m.new_to_original[original].in_counter) return;
+            original = m.new_to_original[original].value;
+        }
+        const auto site = std::find(m.site_offsets.begin(), m.site_offsets.end(), original);
+        if (site == m.site_offsets.end()) return;
+        const auto s = static_cast<std::size_t>(site - m.site_offsets.begin());
+        if (s < m.site_types.size() && m.site_types[s] == signature) ++c->reported[s];
+    } catch (...) {
+        // Out of memory in the agent: the comparison loses this allocation, the program nothing.
+    }
+}
+
 exact_counts exact_counting::collect(JNIEnv* jni) {
     const std::lock_guard lock(mutex_);
     std::vector<std::uint64_t> values(chunk_refs_.size() * chunk_counters, 0);
@@ -418,6 +442,7 @@ exact_counts exact_counting::collect(JNIEnv* jni) {
     out.corrections = corrections_.load(std::memory_order_relaxed);
     out.methods_instrumented = methods_instrumented_;
     out.left_alone.assign(reasons_.begin(), reasons_.end());
+    out.jvm_reported = comparing_.load(std::memory_order_relaxed);
     for (const counted_method& c : methods_) {
         if (c.changed_after_ojx.load(std::memory_order_relaxed)) continue;
         const method_counting& m = c.counting;
@@ -429,7 +454,7 @@ exact_counts exact_counting::collect(JNIEnv* jni) {
             counting::add_counted(m.plan, std::span(values).subspan(first, m.plan.counters().size()), totals);
         const std::string class_name = java_type_name("L" + c.class_name + ";");
         for (std::size_t s = 0; s < sites; ++s) {
-            if (totals[s] <= 0) continue; // negative only while executions are under way
+            if (totals[s] <= 0 && c.reported[s] == 0) continue; // negative only while executions are under way
             counted_site site;
             site.method = class_name + "." + m.name + m.descriptor;
             site.bci = m.site_offsets[s];
@@ -437,7 +462,8 @@ exact_counts exact_counting::collect(JNIEnv* jni) {
             site.frame = java_frame_name(class_name, m.name, c.source_file, line, static_cast<std::int32_t>(site.bci),
                                          false);
             site.type = s < m.site_types.size() ? java_type_name(m.site_types[s]) : std::string("?");
-            site.objects = static_cast<std::uint64_t>(totals[s]);
+            site.objects = static_cast<std::uint64_t>(std::max<std::int64_t>(totals[s], 0));
+            site.jvm_allocated = c.reported[s];
             out.sites.push_back(std::move(site));
         }
     }

@@ -53,6 +53,16 @@ public:
     void on_exception(JNIEnv* jni, jthread thread, jmethodID method, jlocation location, jmethodID catch_method,
                       jlocation catch_location) noexcept;
 
+    // With heap sampling at interval 0 (the JVM reports every allocation): from now on, each allocation the JVM
+    // reports is counted against the site it names, so that counted and allocated can be compared site by site.
+    // Called after start, which ends once the classes loaded before it are rewritten: from then on every allocation
+    // of rewritten code is both counted and reported.
+    void compare_with_reported() noexcept { comparing_.store(started(), std::memory_order_release); }
+    // An allocation the JVM reported (SampledObjectAlloc) at `location` of `method`, of class `signature`: counted
+    // at the site there when that is a counted method's allocation instruction of this class (a `new` that makes
+    // the JVM throw reports the exception object there; a multianewarray reports every dimension).
+    void on_reported_allocation(JNIEnv* jni, jmethodID method, jlocation location, const char* signature) noexcept;
+
     // Every site's objects so far (counter values read from the Java heap). On a Java thread.
     exact_counts collect(JNIEnv* jni);
     // run.agent counters: retransformation at start (classes, batches, the longest and total pause).
@@ -71,6 +81,7 @@ private:
         bytecode::method_counting counting;
         std::size_t code_length = 0; // of the code as returned to the JVM
         std::unique_ptr<std::atomic<std::int64_t>[]> corrections; // per site
+        std::vector<std::uint64_t> reported; // per site, the JVM's allocations there (compare_with_reported); under mutex_
         std::atomic<bool> changed_after_ojx{false}; // its code is not what ojx returned: its sites are not reported
     };
 
@@ -84,6 +95,7 @@ private:
     bytecode::plan_kind kind_;
     std::atomic<bool> live_{false};
     std::atomic<bool> started_{false};
+    std::atomic<bool> comparing_{false};
 
     std::mutex mutex_; // guards everything below
     jobjectArray chunks_ = nullptr;      // global: Counts.CHUNKS

@@ -122,7 +122,9 @@ std::vector<option_spec> jvm_agent_options() {
                      "exact allocation counts by bytecode site (the profile's exact_counts): classes are rewritten as "
                      "they load so that counters placed by a plan count every allocation; paths (DuckTracks' hot "
                      "paths) and edges (spanning-tree chords) increment less often than sites (one counter per "
-                     "site). At JVM start only. Off by default for now: the default is to be chosen from measurements",
+                     "site). With interval=0 each site's count is compared with the allocations the JVM reported there, "
+                     "showing those the JIT's escape analysis removed. At JVM start only. Off by default for now: the "
+                     "default is to be chosen from measurements",
                      {"off", "sites", "paths", "edges"}});
     specs.push_back({"census", option_kind::count, "0",
                      "with record=: after every Nth collection, count the tracked objects by a JVMTI heap walk and "
@@ -270,6 +272,8 @@ private:
     std::optional<tracked_objects> objects_; // made once the heap layout is known
     std::optional<adaptive_heap_sampling> sampling_; // track_rate=: made at start
     std::optional<exact_counting> counting_;         // count=: made when the agent is loaded
+    // count= at heap sampling interval 0: the JVM reports every allocation, compared with the counts site by site.
+    std::atomic<bool> reports_every_allocation_{false};
     // Whether this JVM draws a thread's first sample point when the thread is made (JDK 25 and later) rather
     // than sampling its first checked allocation for certain (JDK 17-24).
     bool draws_first_point_at_creation_ = false;
@@ -326,6 +330,12 @@ std::optional<std::string> agent::prepare(JavaVM* vm, jvmtiEnv* jvmti, const jvm
                                "only one JVMTI environment may)");
         return "AddCapabilities failed (JVMTI error " + std::to_string(error) + ")";
     }
+    // count= at interval 0 compares every allocation with the counts from VMInit on. A thread samples at a new
+    // interval only from its next sample point, drawn at the interval in force when it took its last sample, and
+    // until then allocates in its TLAB unseen: so the interval is 0 before any thread draws a point.
+    if (settings.count && settings.agent.tracking.track_rate == 0 && settings.agent.tracking.interval == 0 &&
+        jvmti_->SetHeapSamplingInterval(0) != JVMTI_ERROR_NONE)
+        return std::string("SetHeapSamplingInterval(0) failed at load");
 
     jvmtiEventCallbacks callbacks{};
     callbacks.VMInit = [](jvmtiEnv*, JNIEnv* jni, jthread) {
@@ -491,11 +501,15 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
     else
         attach_this_thread(jni, "the main thread runs unprofiled: ");
     start_agent_thread();
-    if (counting_)
+    if (counting_) {
         if (auto error = counting_->start(jni)) {
             say("ojx: exact counts off, every class runs as it was: " + *error + "\n");
             counting_->stop();
+        } else if (!sampling_ && tracking.interval == 0) {
+            counting_->compare_with_reported(); // every allocation is reported from here on (prepare)
+            reports_every_allocation_ = true;
         }
+    }
     if (!settings_.agent.quiet)
         say(start_line(session_.backend(), runtime_,
                        settings_.agent.exact ? "every allocation tracked and digested whole (exact mode)"
@@ -553,9 +567,21 @@ void agent::on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, j
         if (sampling_->on_sample(static_cast<std::uint64_t>(size), *drawn_at, eligible))
             sem_post(&wake_); // the window has had its share: the agent's thread closes it now
     }
-    if (!eligible) return;
+    // At interval 0 with count=, every allocation is compared with what was counted at its site, whatever its size.
+    exact_counting* const comparing = reports_every_allocation_ ? counting() : nullptr;
+    if (!eligible && comparing == nullptr) return;
     char* signature = nullptr;
     if (jvmti_->GetClassSignature(klass, &signature, nullptr) != JVMTI_ERROR_NONE) return;
+    jvmtiFrameInfo frames[max_frames];
+    jint depth = 0;
+    if (jvmti_->GetStackTrace(thread, 0, eligible ? static_cast<jint>(max_frames) : 1, frames, &depth) != JVMTI_ERROR_NONE)
+        depth = 0;
+    if (comparing != nullptr && depth > 0)
+        comparing->on_reported_allocation(jni, frames[0].method, frames[0].location, signature);
+    if (!eligible) {
+        jvmti_->Deallocate(reinterpret_cast<unsigned char*>(signature));
+        return;
+    }
     const std::uint32_t data_offset = layout_.data_offset(signature);
     const std::uint8_t element_size = heap_layout::primitive_element_size(signature);
     const type_id type = intern_type(signature);
@@ -564,9 +590,6 @@ void agent::on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, j
     if (signature[0] == '[') array_length = static_cast<std::uint64_t>(jni->GetArrayLength(static_cast<jarray>(object)));
     jvmti_->Deallocate(reinterpret_cast<unsigned char*>(signature));
 
-    jvmtiFrameInfo frames[max_frames];
-    jint depth = 0;
-    if (jvmti_->GetStackTrace(thread, 0, static_cast<jint>(max_frames), frames, &depth) != JVMTI_ERROR_NONE) depth = 0;
     std::uint64_t encoded[max_frames];
     for (jint i = 0; i < depth; ++i)
         encoded[i] = encode_frame(java_frame{reinterpret_cast<std::uint64_t>(frames[i].method),

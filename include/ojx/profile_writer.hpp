@@ -371,7 +371,9 @@ inline void write_exact_counts(std::ostream& out, const exact_counts& c) {
     out << ",\n  \"exact_counts\": {\"plans\": ";
     write_strings(out, c.plans);
     out << ", \"increments\": " << c.increments << ", \"corrections\": " << c.corrections
-        << ", \"methods_instrumented\": " << c.methods_instrumented << ",\n    \"left_alone\": {";
+        << ", \"methods_instrumented\": " << c.methods_instrumented;
+    if (c.jvm_reported) out << ", \"jvm_reported\": true";
+    out << ",\n    \"left_alone\": {";
     for (std::size_t i = 0; i < c.left_alone.size(); ++i)
         out << (i ? ", " : "") << '"' << json_escape(c.left_alone[i].first) << "\": " << c.left_alone[i].second;
     out << "},\n    \"sites\": [";
@@ -379,7 +381,9 @@ inline void write_exact_counts(std::ostream& out, const exact_counts& c) {
         const counted_site& s = c.sites[i];
         out << (i ? ",\n      " : "\n      ") << "{\"method\": \"" << json_escape(s.method) << "\", \"bci\": " << s.bci
             << ", \"frame\": \"" << json_escape(s.frame) << "\", \"type\": \"" << json_escape(s.type)
-            << "\", \"objects\": " << s.objects << '}';
+            << "\", \"objects\": " << s.objects;
+        if (c.jvm_reported) out << ", \"jvm_allocated\": " << s.jvm_allocated;
+        out << '}';
     }
     out << "]}";
 }

@@ -23,20 +23,13 @@ import shutil
 import subprocess
 import sys
 
+from checks import check, finish
+
 SKIP = 77
 JDKS = [("jdk17", os.environ.get("OJX_JDK17_HOME", "/usr/lib/jvm/java-17-openjdk-amd64")),
         ("temurin25", os.environ.get("OJX_TEMURIN25_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64"))]
 PLANS = ["sites", "paths", "edges"]
 ROUNDS = "150"
-
-problems = []
-
-
-def check(what, condition, detail=""):
-    print(f"  {'ok  ' if condition else 'FAIL'} {what}" + (f": {detail}" if detail and not condition else ""))
-    if not condition:
-        problems.append(what)
-
 
 def planted_lines(source):
     """Line number -> site label, from the `// S<n>` marks."""
@@ -165,8 +158,7 @@ def main(argv):
         if summary:
             print("    " + summary.group(0))
 
-    print("PASSED" if not problems else f"FAILED: {len(problems)} checks")
-    return 0 if not problems else 1
+    return finish()
 
 
 if __name__ == "__main__":

@@ -90,7 +90,7 @@ def main():
             (["report", "--min-share=60", profile], f"option '--min-share=60': {fraction}"),
             (["report", "--value=width", "--collapsed", "-", profile],
              "option '--value=width': expected one of replicated-bytes, heap-replicated-bytes, comparisons, objects, "
-             "bytes, copied-bytes, copying-code"),
+             "bytes, copied-bytes, copying-code, exact-objects, never-allocated"),
             (["report", "--rank=size", profile],
              "option '--rank=size': expected one of share, heap, churn"),
             (["report", profile, "--top"], "option '--top' needs a value: --top <count>"),

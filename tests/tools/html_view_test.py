@@ -415,10 +415,21 @@ def check_exact(driver, data, steps):
             raise Failure(f"exact site {index} shows {field('exact-objects')!r} objects, the data {site['objects']}")
         if field("exact-site") != data["strings"][site["frame"]]:
             raise Failure(f"exact site {index} is named {field('exact-site')!r}")
+        if exact["jvm_reported"]:
+            for f, key in (("exact-allocated", "jvm_allocated"), ("exact-not-allocated", "not_allocated")):
+                if field(f) != f"{site[key]:,}":
+                    raise Failure(f"exact site {index} shows {field(f)!r} for {key}, the data {site[key]}")
+    columns = driver.script("return [...document.querySelectorAll('#exact th.jvm-reported')].filter(th => !th.hidden).length")
+    if columns != (2 if exact["jvm_reported"] else 0):
+        raise Failure(f"the exact counts table shows {columns} of the JVM's columns, the data "
+                      f"{'has' if exact['jvm_reported'] else 'has no'} JVM-reported allocations")
+    if exact["jvm_reported"] and f"{exact['not_allocated']:,} objects counted were never allocated" not in summary:
+        raise Failure(f"the exact counts summary lacks the {exact['not_allocated']:,} never allocated: {summary!r}")
     rows = driver.script("return document.querySelectorAll('#exact tbody tr').length")
     if rows != len(exact["sites"]):
         raise Failure(f"the exact counts table has {rows} rows for {len(exact['sites'])} sites")
-    steps.append(f"exact counts: {rows} site(s) of {exact['sites_total']}, most objects first, summary with the totals")
+    steps.append(f"exact counts: {rows} site(s) of {exact['sites_total']}, most objects first, summary with the totals"
+                 + (", the JVM's allocations and those never allocated per site" if exact["jvm_reported"] else ""))
 
 
 def planted_context(data, name):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks ojx's pprof output with an independent consumer, `go tool pprof`.
 
-usage: pprof_consumer_test.py [--copies | --copying-code] --pprof FILE.pb.gz --profile-json PROFILE.json
+usage: pprof_consumer_test.py [--copies | --copying-code | --exact] --pprof FILE.pb.gz --profile-json PROFILE.json
                               [-- COMMAND ARGS...]
 
 PROFILE.json is an ojx JSON profile (docs/profile-format.md) and FILE.pb.gz the same profile as pprof. If a
@@ -36,6 +36,11 @@ under `[other code]` and the samples no code counts under `[code not recorded]`,
 largest remainder; one sample per share, with exactly the share's copies and bytes, the same totals, and the bytes
 flat at the source leaf, at `[into DESTINATION]` with the source hidden, and at the code's leaf function (or the
 frame standing for it) with both hidden.
+
+With --exact, FILE.pb.gz is the profile's exact counts (`ojx report --value exact-objects --pprof`): value types
+exact_objects and never_allocated, summing to the section's objects and to its sites' objects − jvm_allocated
+(where positive; 0 without jvm_reported); each site's count flat at its function, with the type leaves hidden,
+whatever calling contexts it was split over.
 
 Python 3 standard library only. Exit status: 0 passed, 1 failed, 77 skipped (no `go`), 2 bad usage.
 """
@@ -282,13 +287,18 @@ def check_copy_samples(pprof, edges, values):
     check(names == list(expected), "value types %s, expected %s" % (names, list(expected)))
     check(sorted(tuple(sample["values"]) for sample in samples) == sorted(values),
           "samples' values %s, expected %s" % (sorted(tuple(sample["values"]) for sample in samples), sorted(values)))
+    check_totals(pprof, names, samples, expected)
+
+
+def check_totals(pprof, names, samples, expected):
+    """Each value type's total, summed over the raw samples and as -top prints it, is the section's."""
     for index, value_type in enumerate(names):
         raw_sum = sum(sample["values"][index] for sample in samples)
         top_total, _ = pprof.top(value_type)
         check(raw_sum == expected[value_type] and top_total == expected[value_type],
               "%s: raw samples sum to %d, -top total %d, the section's total is %d"
               % (value_type, raw_sum, top_total, expected[value_type]))
-        print("%-13s total %d (profile: %d)" % (value_type, top_total, expected[value_type]))
+        print("%-15s total %d (profile: %d)" % (value_type, top_total, expected[value_type]))
 
 
 def check_flat(pprof, expectations):
@@ -368,12 +378,32 @@ def check_copying_code(pprof, profile):
                                                                       by_code[heaviest]))
 
 
+def check_exact(pprof, profile):
+    section = profile.get("exact_counts")
+    check(section and section["sites"], "the profile has no exact counts: nothing to compare")
+    never = lambda site: max(site["objects"] - site["jvm_allocated"], 0) if section.get("jvm_reported") else 0
+    expected = {"exact_objects": sum(site["objects"] for site in section["sites"]),
+                "never_allocated": sum(never(site) for site in section["sites"])}
+    names, samples = pprof.raw()
+    check(names == list(expected), "value types %s, expected %s" % (names, list(expected)))
+    check_totals(pprof, names, samples, expected)
+    by_function = {}
+    for site in section["sites"]:
+        add_to(by_function, function_of(site["frame"]), site["objects"])
+    _, rows = pprof.top("exact_objects", "-symbolize=none", r"-hide=^\[")
+    flat = {name: value for value, name in rows if value != 0}  # callers show with no flat value
+    check(flat == by_function, "-top with the type leaves hidden: flat exact objects %s, expected %s"
+          % (sorted(flat.items())[:5], sorted(by_function.items())[:5]))
+    print("%d counted sites in %d samples, each site's count flat at its function" % (len(section["sites"]), len(samples)))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     kind = parser.add_mutually_exclusive_group()
     kind.add_argument("--copies", action="store_true", help="the pprof file is the profile's copy volume")
     kind.add_argument("--copying-code", action="store_true",
                       help="the pprof file is the profile's copy volume by the code that copied")
+    kind.add_argument("--exact", action="store_true", help="the pprof file is the profile's exact counts")
     parser.add_argument("--pprof", required=True, help="the pprof file (.pb.gz) to check")
     parser.add_argument("--profile-json", required=True, help="the ojx JSON profile it was made from")
     parser.add_argument("command", nargs="*", help="after --: a command that writes the pprof file first")
@@ -400,7 +430,8 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="ojx-pprof-") as scratch:
         try:
-            check_output = check_copies if args.copies else check_copying_code if args.copying_code else check_profile
+            check_output = (check_copies if args.copies else check_copying_code if args.copying_code
+                            else check_exact if args.exact else check_profile)
             check_output(Pprof(go, args.pprof, scratch), profile)
         except Failure as failure:
             print("FAIL: %s" % failure)

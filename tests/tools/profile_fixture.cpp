@@ -109,7 +109,8 @@ const T& pick(const std::vector<T>& from, std::mt19937& random) {
 // one context for the static table, one with no frames, and none for the fresh references (as where a profile
 // that recorded no code was merged in).
 // Exact counts (docs/profile-format.md, "exact_counts") as the JVM agent writes them with count=paths: the planted
-// site counted most, then sites with fewer objects, more of them than a page lists.
+// site counted most, then sites with fewer objects, more of them than a page lists; at heap sampling interval 0,
+// so the JVM's allocations are there too: every third grow site had some of its arrays removed by the JIT.
 exact_counts make_exact(const std::string& planted_frame) {
     exact_counts c;
     c.plans = {"paths"};
@@ -117,12 +118,14 @@ exact_counts make_exact(const std::string& planted_frame) {
     c.corrections = 12;
     c.methods_instrumented = 3210;
     c.left_alone = {{"no allocation site", 20000}};
+    c.jvm_reported = true;
     counted_site planted;
     planted.method = "com.acme.ingest.DictionaryPageReader.readPage(I)[B";
     planted.bci = 41;
     planted.frame = planted_frame;
     planted.type = "byte[]";
     planted.objects = 1234567;
+    planted.jvm_allocated = planted.objects;
     c.sites.push_back(planted);
     for (std::uint32_t i = 0; i < 60; ++i) {
         counted_site s;
@@ -131,6 +134,7 @@ exact_counts make_exact(const std::string& planted_frame) {
         s.frame = "com.acme.util.Buffers.grow" + std::to_string(i) + "(Buffers.java:" + std::to_string(200 + i) + ")";
         s.type = "long[]";
         s.objects = 1000 + 37 * i;
+        s.jvm_allocated = s.objects - (i % 3 == 0 ? 100 + 5 * i : 0);
         c.sites.push_back(s);
     }
     normalise(c);

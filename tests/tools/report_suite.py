@@ -20,7 +20,8 @@ Checks:
   merge      merging two native runs in either order gives the same bytes; objects and comparisons add up
   bad input  a missing, empty, truncated, foreign or newer-version profile: exit 2, one line naming the file and
              the problem, and no output file (or temporary file) left behind; so too copy volume (--value
-             copied-bytes or copying-code) asked of a profile with no copy section
+             copied-bytes or copying-code) or exact counts (exact-objects, never-allocated) asked of a profile
+             without the section
 """
 import argparse
 import json
@@ -181,32 +182,35 @@ class Suite:
         print(f"  merge: {len(docs[0]['contexts'])} + {len(docs[1]['contexts'])} contexts -> "
               f"{len(docs[2]['contexts'])} sites, same bytes in either order, counters and objects add up")
 
-    def no_copy_section(self, profile):
-        """Copy volume asked of a profile without a copy section, by destination or by code: exit 2, one line
-        naming the file, the problem and the --value asked for, nothing on standard output and no output file left
-        behind."""
+    def missing_section(self, profile):
+        """Copy volume (by destination or by code) or exact counts asked of a profile with neither section: exit 2,
+        one line naming the file, the problem and the --value asked for, nothing on standard output and no output
+        file left behind."""
         with open(profile, encoding="utf-8") as handle:
-            if "copies" in json.load(handle):
-                self.fail(f"{profile} has a copy section: it cannot show copy volume refused")
-                return
-        out_dir = os.path.join(self.workdir, "no-copies")
+            doc = json.load(handle)
+        if "copies" in doc or "exact_counts" in doc:
+            self.fail(f"{profile} has a copy or exact counts section: it cannot show their --value refused")
+            return
+        out_dir = os.path.join(self.workdir, "no-section")
         os.makedirs(out_dir, exist_ok=True)
         name = os.path.basename(profile)
-        for value in ("copied-bytes", "copying-code"):
-            for outputs in (["--collapsed", "-"], ["--collapsed", os.path.join(out_dir, "copies.txt"), "--pprof",
-                                                   os.path.join(out_dir, "copies.pb.gz")]):
+        for value, problem in (("copied-bytes", "no copy section"), ("copying-code", "no copy section"),
+                               ("exact-objects", "no exact counts section"),
+                               ("never-allocated", "no exact counts section")):
+            for outputs in (["--collapsed", "-"], ["--collapsed", os.path.join(out_dir, "stacks.txt"), "--pprof",
+                                                   os.path.join(out_dir, "stacks.pb.gz")]):
                 args = ["report", "--value", value, *outputs, profile]
                 result = self.ojx_run(*args)
                 lines = result.stderr.strip().splitlines()
                 if (result.returncode != 2 or result.stdout or len(lines) != 1 or name not in lines[0]
-                        or "no copy section" not in lines[0] or f"--value {value}" not in lines[0]):
+                        or problem not in lines[0] or f"--value {value}" not in lines[0]):
                     self.fail(f"ojx {' '.join(args)}: exit {result.returncode}, stdout {result.stdout[:200]!r}, "
                               f"stderr {result.stderr!r} (want exit 2 and one line naming {name}, "
-                              f"'no copy section' and --value {value})")
+                              f"'{problem}' and --value {value})")
             left = os.listdir(out_dir)
             if left:
-                self.fail(f"ojx report --value {value} of a profile with no copy section left files behind: {left}")
-            print(f"  no copy section: --value {value} of {name}: exit 2, one line, nothing left behind")
+                self.fail(f"ojx report --value {value} of a profile with no such section left files behind: {left}")
+            print(f"  {problem}: --value {value} of {name}: exit 2, one line, nothing left behind")
 
     def sampling_only(self, profile):
         """A run without watchpoints has no estimates: the report says why instead of asking for a longer run."""
@@ -291,7 +295,7 @@ def main():
         shutil.copy(os.path.join(TESTDATA, stem + ".json"), args.workdir)
         sources = os.path.join(HERE, "..", "..", "examples", stem.replace("-", "_"))
         suite.golden(stem, stem + ".json", args.update_golden, sources)
-    suite.no_copy_section(os.path.join(args.workdir, "native-replicas.json"))
+    suite.missing_section(os.path.join(args.workdir, "native-replicas.json"))
     java = os.path.join(args.workdir, "java-replicas.json")
     first = suite.ranking(java)
     if first:

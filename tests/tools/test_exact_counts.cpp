@@ -1,10 +1,13 @@
 // The profile's exact counts section (include/ojx/exact_counts.hpp): written and read back field for field; bad
 // sections refused with one line naming the problem; `ojx merge` adds counts site by site whatever the order of its
-// inputs; and the text view says what was counted, at what cost, and the sites that allocated most.
+// inputs; the text view says what was counted, at what cost, and the sites that allocated most; what the JVM
+// reported merges and shows where every profile has it; and a site's count splits over its calling contexts
+// exactly (exact_counts_by_context.hpp).
 #include "profile_merger.hpp"
 #include "profile_reader.hpp"
 #include "scratch_file.hpp"
 
+#include "ojx/exact_counts_by_context.hpp"
 #include "ojx/exact_counts_view.hpp"
 #include "ojx/profile_writer.hpp"
 #include "ojx/random.hpp"
@@ -46,6 +49,15 @@ exact_counts sample_counts() {
     return c;
 }
 
+// sample_counts as counted at heap sampling interval 0: the JVM allocated all but 120 of the first site's objects.
+exact_counts reported_counts() {
+    exact_counts c = sample_counts();
+    c.jvm_reported = true;
+    for (counted_site& s : c.sites) s.jvm_allocated = s.objects;
+    c.sites.front().jvm_allocated -= 120;
+    return c;
+}
+
 std::string json_of(const profile& p) {
     std::ostringstream out;
     write_profile_json(out, p);
@@ -65,19 +77,6 @@ read_back read(const std::string& name, const std::string& json) {
     return r;
 }
 
-bool same(const exact_counts& a, const exact_counts& b) {
-    if (a.plans != b.plans || a.increments != b.increments || a.corrections != b.corrections ||
-        a.methods_instrumented != b.methods_instrumented || a.left_alone != b.left_alone ||
-        a.sites.size() != b.sites.size())
-        return false;
-    for (std::size_t i = 0; i < a.sites.size(); ++i) {
-        const counted_site &x = a.sites[i], &y = b.sites[i];
-        if (x.method != y.method || x.bci != y.bci || x.frame != y.frame || x.type != y.type || x.objects != y.objects)
-            return false;
-    }
-    return true;
-}
-
 const std::string head = R"json({"ojx_profile_version": 1, "run": {"samples": 0}, "contexts": [], "exact_counts": )json";
 
 } // namespace
@@ -88,11 +87,18 @@ TEST_CASE("the exact counts section reads back field for field") {
     const read_back r = read("round.json", json_of(p));
     REQUIRE_FALSE(r.error);
     REQUIRE(r.exact);
-    CHECK(same(*r.exact, *p.exact));
+    CHECK(*r.exact == *p.exact);
     // Written again, the same bytes.
     profile again;
     again.exact = r.exact;
     CHECK(json_of(again) == json_of(p));
+    // And with what the JVM reported.
+    profile reported;
+    reported.exact = reported_counts();
+    const read_back with = read("reported.json", json_of(reported));
+    REQUIRE_FALSE(with.error);
+    REQUIRE(with.exact);
+    CHECK(*with.exact == *reported.exact);
     // A profile without the section has none.
     const read_back none = read("none.json", json_of(profile{}));
     REQUIRE_FALSE(none.error);
@@ -113,6 +119,11 @@ TEST_CASE("a bad exact counts section is one line naming the problem") {
          "exact_counts: site a.B.f()V bci 1 is listed twice"},
         {R"json({"left_alone": {"no allocation site": "many"}})json",
          "exact_counts: field 'left_alone.no allocation site' should be a non-negative integer"},
+        {R"json({"jvm_reported": 1})json", "exact_counts: field 'jvm_reported' should be true or false"},
+        {R"json({"sites": [{"method": "a.B.f()V", "bci": 1, "frame": "f", "type": "t", "objects": 1, "jvm_allocated": 1}]})json",
+         "exact_counts: 'jvm_allocated' without 'jvm_reported': true before the sites"},
+        {R"json({"jvm_reported": true, "sites": [{"method": "a.B.f()V", "bci": 1, "frame": "f", "type": "t", "objects": 1}]})json",
+         "exact_counts: a site needs 'jvm_allocated' where 'jvm_reported' is true"},
     };
     for (const auto& [section, expected] : bad) {
         CAPTURE(section);
@@ -158,8 +169,48 @@ TEST_CASE("merging adds exact counts site by site, whatever the order") {
         profile merged;
         REQUIRE_FALSE(load_profiles(files, merged));
         REQUIRE(merged.exact);
-        CHECK(same(*merged.exact, whole));
+        CHECK(*merged.exact == whole);
     }
+}
+
+TEST_CASE("what the JVM reported merges only where every profile has it") {
+    const exact_counts whole = reported_counts();
+    exact_counts halves[2] = {whole, whole};
+    for (std::size_t i = 0; i < whole.sites.size(); ++i) {
+        halves[0].sites[i].objects = whole.sites[i].objects / 2;
+        halves[0].sites[i].jvm_allocated = whole.sites[i].jvm_allocated / 3;
+        halves[1].sites[i].objects -= halves[0].sites[i].objects;
+        halves[1].sites[i].jvm_allocated -= halves[0].sites[i].jvm_allocated;
+    }
+    exact_counts both = halves[0];
+    add_counts(both, halves[1]);
+    CHECK(both.jvm_reported);
+    CHECK(both.sites == whole.sites);
+    CHECK(objects_not_allocated(both) == 120);
+    // One profile without: the counts stay exact, the JVM's figures go.
+    exact_counts mixed = halves[0];
+    add_counts(mixed, sample_counts());
+    CHECK_FALSE(mixed.jvm_reported);
+    CHECK(objects_not_allocated(mixed) == 0);
+    for (const counted_site& s : mixed.sites) CHECK(s.jvm_allocated == 0);
+}
+
+TEST_CASE("the text view names what was counted and never allocated") {
+    std::ostringstream out;
+    write_exact_counts_view(out, reported_counts(), 2);
+    const std::string text = out.str();
+    CHECK(text.find("the JVM reported every allocation (heap sampling at interval 0): 120 objects counted were never "
+                    "allocated (22.7%)") != std::string::npos);
+    CHECK(text.find("objects   allocated  allocation site") != std::string::npos);
+    CHECK(text.find("500         380  byte[] at a.B.f(X.java:13) (bci 3)") != std::string::npos);
+    const auto removed = text.find("counted and never allocated, most first:");
+    REQUIRE(removed != std::string::npos);
+    CHECK(text.find("120         380  byte[] at a.B.f(X.java:13) (bci 3)", removed) != std::string::npos);
+    // Without the JVM's report, no such line or column.
+    std::ostringstream plain;
+    write_exact_counts_view(plain, sample_counts(), 2);
+    CHECK(plain.str().find("never allocated") == std::string::npos);
+    CHECK(plain.str().find("allocated  allocation site") == std::string::npos);
 }
 
 TEST_CASE("the text view says what was counted, at what cost, and the sites that allocated most") {
@@ -178,4 +229,58 @@ TEST_CASE("the text view says what was counted, at what cost, and the sites that
     CHECK(first < second);
     CHECK(text.find("(1 more sites)") != std::string::npos);
     CHECK(text.find("c.D.<init>") == std::string::npos);
+}
+
+TEST_CASE("a site's count splits over its calling contexts by their sampled allocations, adding up exactly") {
+    const exact_counts counts = reported_counts(); // a.B.f bci 3: 500 counted, 120 never allocated; bci 17: 20
+    const auto context = [](std::vector<std::string> frames, double instances) {
+        context_profile c;
+        c.type = "byte[]";
+        c.frames = std::move(frames);
+        c.objects = 1;
+        c.allocated.emplace();
+        named_type_allocations t;
+        t.counts.instances = instances;
+        c.allocated->types.push_back(t);
+        return c;
+    };
+    exact_counts_by_context split;
+    // Two calling contexts of the first site, sampled 1 : 2; one of the second; none of c.D.<init>'s.
+    split.add(context({"a.B.f(X.java:13)", "main.A.run(A.java:1)"}, 100.4));
+    split.add(context({"a.B.f(X.java:13)", "main.A.other(A.java:9)"}, 200.6));
+    split.add(context({"a.B.f(X.java:27)", "main.A.run(A.java:2)"}, 7));
+    split.add(context({"unrelated.F.g(F.java:1)"}, 50));
+    const std::vector<context_count> parts = split.finish(counts);
+    REQUIRE(parts.size() == 4);
+    CHECK(parts[0].frames.back() == "main.A.run(A.java:1)");
+    CHECK(parts[0].objects == 166); // 500 × 100/301 = 166.1 and 500 × 201/301 = 333.9: the one left to the larger
+    CHECK(parts[1].objects == 334);
+    CHECK(parts[0].objects + parts[1].objects == 500);
+    CHECK(parts[0].never_allocated + parts[1].never_allocated == 120);
+    CHECK(parts[0].split);
+    CHECK(parts[2].objects == 20);
+    CHECK_FALSE(parts[2].split);
+    // A site no context sampled stands alone, as its own frame.
+    CHECK(parts[3].frames == std::vector<std::string>{"c.D.<init>(X.java:10)"});
+    CHECK(parts[3].objects == 9);
+    // Over many random splits, every site's parts add up to its count.
+    for (std::uint64_t seed = 0; seed < 200; ++seed) {
+        fast_random random(seed);
+        exact_counts_by_context by;
+        std::uint64_t sampled = 0;
+        for (std::size_t k = 0; k < 1 + random.below(6); ++k) {
+            by.add(context({"a.B.f(X.java:13)", "caller" + std::to_string(k)}, static_cast<double>(random.below(1000))));
+            ++sampled;
+        }
+        std::uint64_t objects = 0, never = 0, contexts = 0;
+        for (const context_count& c : by.finish(counts)) {
+            if (c.frames.front() != "a.B.f(X.java:13)") continue;
+            objects += c.objects;
+            never += c.never_allocated;
+            ++contexts;
+        }
+        CHECK(objects == 500);
+        CHECK(never == 120);
+        CHECK(contexts == sampled);
+    }
 }

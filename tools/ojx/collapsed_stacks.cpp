@@ -19,6 +19,8 @@ std::uint64_t value_of(const context_profile& c, stack_value value) {
     case stack_value::bytes: return c.bytes;
     case stack_value::copied_bytes:
     case stack_value::copying_code: return 0; // copies are the copy section's (copy_stacks.hpp)
+    case stack_value::exact_objects:
+    case stack_value::never_allocated: return 0; // exact counts are the exact counts section's
     }
     return 0;
 }
@@ -58,6 +60,11 @@ std::optional<stack_value> parse_stack_value(std::string_view name) {
 void write_collapsed(std::ostream& out, const context_profile& site, stack_value value) {
     const std::uint64_t v = value_of(site, value);
     if (v != 0) write_line(out, site.frames, {"[" + site.type + "]"}, v);
+}
+
+void write_collapsed(std::ostream& out, const context_count& count, stack_value value) {
+    const std::uint64_t v = value == stack_value::never_allocated ? count.never_allocated : count.objects;
+    if (v != 0) write_line(out, count.frames, {"[" + count.type + "]"}, v);
 }
 
 void write_collapsed(std::ostream& out, const copy_stack& copy) {

@@ -158,6 +158,11 @@ void add_comments(pprof_builder& builder, const run_profile& run, pprof_writer::
                 "each site's identical objects shared one copy");
         comment("heap_replicated_bytes: the same among the objects alive at the heap moment (what the heap would "
                 "shrink by then)");
+    } else if (kind == pprof_writer::samples::exact_objects || kind == pprof_writer::samples::never_allocated) {
+        comment("ojx exact counts: objects each bytecode allocation site allocated, counted exactly (count=)");
+        comment("exact_objects: a site's count, split over its calling contexts by their sampled allocations where it "
+                "has several (label split: sampled); never_allocated: of those, the ones the JVM never allocated "
+                "(escape analysis), where it reported every allocation");
     } else {
         comment("ojx copy profile: bytes copied between heap locations, estimated from sampled copies");
         if (kind == pprof_writer::samples::copies)
@@ -201,6 +206,14 @@ struct pprof_writer::state {
 pprof_writer::pprof_writer(samples kind) : state_(std::make_unique<state>(kind)) {
     pprof_builder& builder = state_->builder;
     pb::Profile& profile = builder.message();
+    if (kind == samples::exact_objects || kind == samples::never_allocated) {
+        // Counted, not sampled: no period scales them.
+        builder.set_value_type(*profile.add_sample_type(), "exact_objects", "count");
+        builder.set_value_type(*profile.add_sample_type(), "never_allocated", "count");
+        profile.set_default_sample_type(
+            builder.string(kind == samples::exact_objects ? "exact_objects" : "never_allocated"));
+        return;
+    }
     if (kind != samples::sites) {
         // Copies are estimated from samples taken at varying periods: no one period scales them.
         builder.set_value_type(*profile.add_sample_type(), "copies", "count");
@@ -279,6 +292,17 @@ void pprof_writer::add(const copy_stack& copy) {
     width.set_num(copy.width);
     width.set_num_unit(builder.string("bytes"));
     add_count_label(builder, sample, "samples", static_cast<double>(copy.samples));
+}
+
+void pprof_writer::add(const context_count& count) {
+    pprof_builder& builder = state_->builder;
+    pb::Sample& sample = *builder.message().add_sample();
+    sample.add_location_id(builder.synthetic_location("[" + count.type + "]"));
+    for (const std::string& frame : count.frames) sample.add_location_id(builder.frame_location(frame));
+    sample.add_value(as_value(count.objects));
+    sample.add_value(as_value(count.never_allocated));
+    add_label(builder, sample, "type", count.type);
+    if (count.split) add_label(builder, sample, "split", "sampled");
 }
 
 std::optional<std::string> pprof_writer::finish(std::ostream& out, const run_profile& run) {

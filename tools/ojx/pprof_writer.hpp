@@ -26,10 +26,16 @@
 // `[into …]`, then the copying code's context (or the frame standing for it, `[other code]`, `[code not
 // recorded]`). Values: copies/count (estimated from the samples) and copied_bytes/bytes (the default sample type);
 // labels `width` (bytes per copy) and `samples`.
+//
+// A writer for exact counts (`--value exact-objects` or `never-allocated`) writes one sample per calling context of
+// a counted site (exact_counts_by_context.hpp), leaf first `[type]` then the context: values exact_objects/count
+// (the default where --value is exact-objects) and never_allocated/count (the JVM's eliminated allocations, 0 where
+// it did not report them); label `split: sampled` where the site's count was split over several contexts.
 #pragma once
 
 #include "copy_stacks.hpp"
 
+#include "ojx/exact_counts_by_context.hpp"
 #include "ojx/profile.hpp"
 
 #include <memory>
@@ -44,7 +50,7 @@ namespace ojx::tool {
 class pprof_writer {
 public:
     // What the samples are: the profile's sites, or its copy stacks by destination or by the code that copied.
-    enum class samples { sites, copies, copying_code };
+    enum class samples { sites, copies, copying_code, exact_objects, never_allocated };
 
     explicit pprof_writer(samples kind = samples::sites);
     ~pprof_writer();
@@ -53,6 +59,7 @@ public:
 
     void add(const context_profile& context); // one sample, of a writer for sites
     void add(const copy_stack& copy);         // one sample, of a writer for copies (either kind)
+    void add(const context_count& count);     // one sample, of a writer for exact counts (either kind)
     // Adds the run's facts as comments, serializes and gzips into `out`. Returns the error, if any.
     std::optional<std::string> finish(std::ostream& out, const run_profile& run);
 

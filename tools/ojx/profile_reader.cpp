@@ -222,8 +222,13 @@ public:
             in_copies_ = false;
             return finish_copies();
         }
-        if (in_exact_ && path_ == "exact_counts.sites[]" && depth_ == 3 && site_fields_ != 31)
-            return fail(where() + "a site needs 'method', 'bci', 'frame', 'type' and 'objects'");
+        if (in_exact_ && path_ == "exact_counts.sites[]" && depth_ == 3) {
+            if ((site_fields_ & 31) != 31) return fail(where() + "a site needs 'method', 'bci', 'frame', 'type' and 'objects'");
+            // jvm_reported comes before the sites: each site has jvm_allocated exactly when it is true.
+            if (((site_fields_ & 32) != 0) != exact_->jvm_reported)
+                return fail(where() + (exact_->jvm_reported ? "a site needs 'jvm_allocated' where 'jvm_reported' is true"
+                                                            : "'jvm_allocated' without 'jvm_reported': true before the sites"));
+        }
         if (in_exact_ && depth_ == 1) {
             in_exact_ = false;
             return finish_exact();
@@ -751,6 +756,7 @@ private:
             if (key_ == "increments") return count(v, key_, c.increments);
             if (key_ == "corrections") return count(v, key_, c.corrections);
             if (key_ == "methods_instrumented") return count(v, key_, c.methods_instrumented);
+            if (key_ == "jvm_reported") return flag(v, key_, c.jvm_reported);
             if (key_ == "plans" || key_ == "left_alone" || key_ == "sites")
                 return wrong_type(key_, key_ == "left_alone" ? "an object" : "a list");
             return true;
@@ -774,6 +780,8 @@ private:
             if (key_ == "frame") return text(v, "sites.frame", site.frame) && mark_site_field(4);
             if (key_ == "type") return text(v, "sites.type", site.type) && mark_site_field(8);
             if (key_ == "objects") return count(v, "sites.objects", site.objects) && mark_site_field(16);
+            if (key_ == "jvm_allocated")
+                return count(v, "sites.jvm_allocated", site.jvm_allocated) && mark_site_field(32);
             return true;
         }
         return true;

@@ -78,7 +78,11 @@ files (written whole or not at all):
                      code that copied, each edge's bytes split over the code contexts its samples were taken
                      in, under the context's frames and the destination (`[into Record+8 at FRAME]`), or
                      `[other code]` where the context was not kept, `[code not recorded]` where the profile
-                     has no code (emulation, replay)
+                     has no code (emulation, replay); or exact-objects or never-allocated: collapsed
+                     stacks and pprof show the exact counts (the JVM agent's count=): each bytecode site's
+                     count, split over its calling contexts by their sampled allocations where it has
+                     several, and of those the objects the JVM never allocated (escape analysis; count= with
+                     interval=0 measures it)
   --pprof FILE       gzipped pprof profile.proto (go tool pprof, continuous-profiling systems), every site
 
 example: ojx report --top 5 --source src/main/java replicas.json
@@ -202,24 +206,30 @@ int report_command(arguments args) {
     std::ostream* pprof = nullptr;
     std::unique_ptr<pprof_writer> pprof_sites;
     const bool copy_volume = is_copy_volume(r.value) && !(r.collapsed.empty() && r.pprof.empty());
+    const bool exact_stacks = is_exact_count(r.value) && !(r.collapsed.empty() && r.pprof.empty());
+    const bool site_stacks = !copy_volume && !exact_stacks;
+    exact_counts_by_context by_context; // with exact_stacks: the contexts' stacks and sampled allocations
     if (!r.html.empty() && !(html = open(r.html, std::ios::out))) return failed(files.back()->error());
     if (r.collapsed == "-") collapsed = &std::cout;
     else if (!r.collapsed.empty() && !(collapsed = open(r.collapsed, std::ios::out)))
         return failed(files.back()->error());
     if (!r.pprof.empty()) {
         if (!(pprof = open(r.pprof, std::ios::out | std::ios::binary))) return failed(files.back()->error());
-        pprof_sites = std::make_unique<pprof_writer>(!copy_volume ? pprof_writer::samples::sites
-                                                     : r.value == stack_value::copying_code
-                                                         ? pprof_writer::samples::copying_code
-                                                         : pprof_writer::samples::copies);
+        pprof_sites = std::make_unique<pprof_writer>(
+            r.value == stack_value::exact_objects     ? pprof_writer::samples::exact_objects
+            : r.value == stack_value::never_allocated ? pprof_writer::samples::never_allocated
+            : !copy_volume                            ? pprof_writer::samples::sites
+            : r.value == stack_value::copying_code    ? pprof_writer::samples::copying_code
+                                                      : pprof_writer::samples::copies);
     }
 
     // Each site goes to every output as it comes: one profile is read as a stream and never held whole;
     // several are merged first.
     site_pools pools;
     const auto take = [&](context_profile&& c) {
-        if (collapsed != nullptr && !copy_volume) write_collapsed(*collapsed, c, r.value);
-        if (pprof_sites && !copy_volume) pprof_sites->add(c);
+        if (collapsed != nullptr && site_stacks) write_collapsed(*collapsed, c, r.value);
+        if (pprof_sites && site_stacks) pprof_sites->add(c);
+        if (exact_stacks) by_context.add(c);
         if (html != nullptr) page.add(c);
         if (r.text_wanted || html != nullptr) pools.add(c);
         table.add(std::move(c));
@@ -248,6 +258,20 @@ int report_command(arguments args) {
         for (const copy_stack& copy : stacks) {
             if (collapsed != nullptr) write_collapsed(*collapsed, copy);
             if (pprof_sites) pprof_sites->add(copy);
+        }
+    }
+    if (exact_stacks) {
+        const std::string value_name(stack_value_names[static_cast<std::size_t>(r.value)]);
+        if (!exact)
+            return input_error("report", joined(r.profiles) + ": no exact counts section (exact_counts), which --value " +
+                                             value_name + " shows; the JVM agent's count= writes one");
+        if (r.value == stack_value::never_allocated && !exact->jvm_reported)
+            return input_error("report", joined(r.profiles) + ": the exact counts were not compared with the JVM's "
+                                             "allocations, which --value never-allocated shows; count= with "
+                                             "interval=0 compares them");
+        for (const context_count& count : by_context.finish(*exact)) {
+            if (collapsed != nullptr) write_collapsed(*collapsed, count, r.value);
+            if (pprof_sites) pprof_sites->add(count);
         }
     }
     std::vector<pooled_site> every_site = pools.finish_all(run.estimator);
