@@ -4,8 +4,9 @@
 # over a sample in --mutate mode (corrupted copies rejected or round-tripped). Exit 77 (ctest's skip) with the
 # reason when the corpus is not installed.
 #
-#   real_classes.sh TOOL WORK_DIR jdk17|temurin25|debian_jars
+#   real_classes.sh TOOL WORK_DIR jdk17|temurin25|debian_jars [PART]
 #
+# PART, a directory of the extraction (a module: java.base), runs the tool over that part only.
 # The corpora: every module of Debian's OpenJDK 17 and of Temurin 25 (their lib/modules image, extracted with the
 # JDK's own jimage, or their jmods with jmod where there is no image), and the jars in /usr/share/java. An
 # extraction is kept in WORK_DIR with a stamp naming its sources, and reused while they are unchanged.
@@ -15,6 +16,7 @@ set -eu
 tool=$1
 work=$2
 corpus=$3
+part=${4:-}
 seeds=${OJX_MUTATION_SEEDS:-200}
 sample=${OJX_MUTATION_SAMPLE:-500}
 
@@ -110,6 +112,11 @@ debian_jars)
 esac
 
 status=0
+if [ -n "$part" ]; then
+    [ -d "$dir/$part" ] || { echo "$corpus has no $part"; exit 2; }
+    dir=$dir/$part
+    corpus="$corpus/$part"
+fi
 "$tool" --label "$corpus" "$dir" || status=1
 "$tool" --label "$corpus" --mutate "$seeds" --sample "$sample" "$dir" || status=1
 exit $status
