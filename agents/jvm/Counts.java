@@ -30,6 +30,10 @@ public final class Counts {
         }
     }
 
+    public static void add(int amount, int index) {
+        U.getAndAddLong(CHUNKS[index >>> CHUNK_BITS], BASE + ((long) (index & ((1 << CHUNK_BITS) - 1)) << 3), amount);
+    }
+
     public static void hit(int index) {
         U.getAndAddLong(CHUNKS[index >>> CHUNK_BITS], BASE + ((long) (index & ((1 << CHUNK_BITS) - 1)) << 3), 1L);
     }

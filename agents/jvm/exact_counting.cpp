@@ -22,6 +22,22 @@ constexpr std::uint32_t max_chunks = 1 << 16;  // Counts.CHUNKS.length
 // the longest pause short (measured: agents/jvm/README.md, "Exact counts").
 constexpr std::size_t retransform_batch = 32;
 
+// Whether this thread holds exact_counting's mutex. Counter storage is allocated (NewLongArray) in the class hook
+// under it, and with compare_with_reported the JVM reports that allocation on the same thread: the comparison must
+// not take the mutex again (nor count the agent's own array).
+thread_local bool holds_counting_lock = false;
+
+class counting_lock {
+public:
+    explicit counting_lock(std::mutex& mutex) : lock_(mutex) { holds_counting_lock = true; }
+    ~counting_lock() { holds_counting_lock = false; }
+    counting_lock(const counting_lock&) = delete;
+    counting_lock& operator=(const counting_lock&) = delete;
+
+private:
+    std::lock_guard<std::mutex> lock_;
+};
+
 // Refusals that are no loss: nothing to count there.
 bool worth_naming(std::string_view reason) {
     return reason != "it has no allocation site" && reason != "a method of the hook's own class";
@@ -168,7 +184,7 @@ void exact_counting::retransform_loaded_classes(JNIEnv* jni) {
             if (error == JVMTI_ERROR_NONE) {
                 ++retransformed_;
             } else {
-                const std::lock_guard lock(mutex_);
+                const counting_lock lock(mutex_);
                 left_alone("class: loaded before VMInit and not retransformable (JVMTI error " +
                            std::to_string(error) + ")");
             }
@@ -206,7 +222,7 @@ void exact_counting::on_class_file_load(JNIEnv* jni, jobject loader, const char*
     if (!live_.load(std::memory_order_acquire) || jni == nullptr || length <= 0) return;
     if (name != nullptr && std::strcmp(name, "ojx/Counts") == 0) return;
     try {
-        const std::lock_guard lock(mutex_);
+        const counting_lock lock(mutex_);
         auto done = instrument_class(std::span(data, static_cast<std::size_t>(length)), kind_, next_counter_);
         if (!done) {
             left_alone("class: " + reason_kind(done.error().message));
@@ -238,6 +254,7 @@ void exact_counting::on_class_file_load(JNIEnv* jni, jobject loader, const char*
             c.code_length = m.new_to_original.size();
             c.corrections = std::make_unique<std::atomic<std::int64_t>[]>(m.graph->graph.site_count());
             c.reported.assign(m.graph->graph.site_count(), 0);
+            c.reported_elements.assign(m.graph->graph.site_count(), 0);
             c.counting = std::move(m);
             by_name_[key_of(c.class_name, c.counting.name, c.counting.descriptor)].push_back(&c);
         }
@@ -248,7 +265,7 @@ void exact_counting::on_class_file_load(JNIEnv* jni, jobject loader, const char*
         }
     } catch (const std::exception& e) {
         try {
-            const std::lock_guard lock(mutex_);
+            const counting_lock lock(mutex_);
             left_alone(std::string("class: ") + reason_kind(e.what()));
         } catch (...) {
         }
@@ -320,7 +337,13 @@ std::optional<throw_point> point_of(const method_counting& m, jlocation location
         const auto at = m.new_to_original[offset];
         if (at.in_counter) {
             const std::uint32_t k = at.value - m.first_counter;
-            if (k >= m.plan.counters().size()) return std::nullopt;
+            if (k >= m.plan.counters().size()) {
+                // An elements counter's snippet runs after its array exists and after the plan's counters there.
+                const std::uint32_t j = k - static_cast<std::uint32_t>(m.plan.counters().size());
+                if (j >= m.element_sites.size()) return std::nullopt;
+                const counting::site_id site = m.element_sites[j];
+                return throw_point{g.graph.block_of(site), g.graph.position_of(site) + 1, std::nullopt};
+            }
             const auto place = m.plan.counters()[k].place;
             if (place.where == counting::counter_place::kind::after_site)
                 return throw_point{g.graph.block_of(place.index), g.graph.position_of(place.index), place.index};
@@ -367,7 +390,7 @@ void exact_counting::on_exception(JNIEnv* jni, jthread thread, jmethodID method,
                                   jmethodID catch_method, jlocation catch_location) noexcept {
     if (!live_.load(std::memory_order_acquire)) return;
     try {
-        const std::lock_guard lock(mutex_);
+        const counting_lock lock(mutex_);
         // Whether frame (m, at), a frame of the catching method, is the one that catches: for a counted method,
         // its point's block must be covered by the handler (recursion puts other frames of it on the stack); for
         // another, the first such frame is taken.
@@ -408,10 +431,10 @@ void exact_counting::on_exception(JNIEnv* jni, jthread thread, jmethodID method,
 }
 
 void exact_counting::on_reported_allocation(JNIEnv* jni, jmethodID method, jlocation location,
-                                            const char* signature) noexcept {
-    if (!comparing_.load(std::memory_order_acquire) || location < 0) return;
+                                            const char* signature, std::uint64_t length) noexcept {
+    if (!comparing_.load(std::memory_order_acquire) || location < 0 || holds_counting_lock) return;
     try {
-        const std::lock_guard lock(mutex_);
+        const counting_lock lock(mutex_);
         counted_method* c = lookup(jni, method);
         if (c == nullptr) return;
         const method_counting& m = c->counting;
@@ -424,21 +447,23 @@ void exact_counting::on_reported_allocation(JNIEnv* jni, jmethodID method, jloca
         const auto site = std::find(m.site_offsets.begin(), m.site_offsets.end(), original);
         if (site == m.site_offsets.end()) return;
         const auto s = static_cast<std::size_t>(site - m.site_offsets.begin());
-        if (s < m.site_types.size() && m.site_types[s] == signature) ++c->reported[s];
+        if (s < m.site_types.size() && m.site_types[s] == signature) {
+            ++c->reported[s];
+            c->reported_elements[s] += length;
+        }
     } catch (...) {
         // Out of memory in the agent: the comparison loses this allocation, the program nothing.
     }
 }
 
 exact_counts exact_counting::collect(JNIEnv* jni) {
-    const std::lock_guard lock(mutex_);
+    const counting_lock lock(mutex_);
     std::vector<std::uint64_t> values(chunk_refs_.size() * chunk_counters, 0);
     for (std::size_t i = 0; i < chunk_refs_.size(); ++i)
         jni->GetLongArrayRegion(chunk_refs_[i], 0, static_cast<jsize>(chunk_counters),
                                 reinterpret_cast<jlong*>(values.data() + i * chunk_counters));
     exact_counts out;
     out.plans.emplace_back(plan_kind_name(kind_));
-    for (std::uint32_t i = 0; i < next_counter_ && i < values.size(); ++i) out.increments += values[i];
     out.corrections = corrections_.load(std::memory_order_relaxed);
     out.methods_instrumented = methods_instrumented_;
     out.left_alone.assign(reasons_.begin(), reasons_.end());
@@ -449,9 +474,14 @@ exact_counts exact_counting::collect(JNIEnv* jni) {
         const std::size_t sites = m.graph->graph.site_count();
         std::vector<std::int64_t> totals(sites, 0);
         for (std::size_t s = 0; s < sites; ++s) totals[s] = c.corrections[s].load(std::memory_order_relaxed);
-        const std::size_t first = m.first_counter;
-        if (first + m.plan.counters().size() <= values.size())
-            counting::add_counted(m.plan, std::span(values).subspan(first, m.plan.counters().size()), totals);
+        const std::size_t first = m.first_counter, planned = m.plan.counters().size();
+        std::vector<std::uint64_t> elements(sites, 0);
+        if (first + m.counters() <= values.size()) {
+            const std::span<const std::uint64_t> counted = std::span(values).subspan(first, planned);
+            counting::add_counted(m.plan, counted, totals);
+            for (const std::uint64_t v : counted) out.increments += v; // the plan's cost; lengths are not increments
+            for (std::size_t j = 0; j < m.element_sites.size(); ++j) elements[m.element_sites[j]] = values[first + planned + j];
+        }
         const std::string class_name = java_type_name("L" + c.class_name + ";");
         for (std::size_t s = 0; s < sites; ++s) {
             if (totals[s] <= 0 && c.reported[s] == 0) continue; // negative only while executions are under way
@@ -464,6 +494,8 @@ exact_counts exact_counting::collect(JNIEnv* jni) {
             site.type = s < m.site_types.size() ? java_type_name(m.site_types[s]) : std::string("?");
             site.objects = static_cast<std::uint64_t>(std::max<std::int64_t>(totals[s], 0));
             site.jvm_allocated = c.reported[s];
+            site.jvm_elements = c.reported_elements[s];
+            site.elements = elements[s];
             out.sites.push_back(std::move(site));
         }
     }

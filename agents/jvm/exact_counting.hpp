@@ -61,7 +61,9 @@ public:
     // An allocation the JVM reported (SampledObjectAlloc) at `location` of `method`, of class `signature`: counted
     // at the site there when that is a counted method's allocation instruction of this class (a `new` that makes
     // the JVM throw reports the exception object there; a multianewarray reports every dimension).
-    void on_reported_allocation(JNIEnv* jni, jmethodID method, jlocation location, const char* signature) noexcept;
+    // `length`: an array's.
+    void on_reported_allocation(JNIEnv* jni, jmethodID method, jlocation location, const char* signature,
+                                std::uint64_t length) noexcept;
 
     // Every site's objects so far (counter values read from the Java heap). On a Java thread.
     exact_counts collect(JNIEnv* jni);
@@ -81,7 +83,8 @@ private:
         bytecode::method_counting counting;
         std::size_t code_length = 0; // of the code as returned to the JVM
         std::unique_ptr<std::atomic<std::int64_t>[]> corrections; // per site
-        std::vector<std::uint64_t> reported; // per site, the JVM's allocations there (compare_with_reported); under mutex_
+        // Per site, the JVM's allocations there and their arrays' lengths (compare_with_reported); under mutex_.
+        std::vector<std::uint64_t> reported, reported_elements;
         std::atomic<bool> changed_after_ojx{false}; // its code is not what ojx returned: its sites are not reported
     };
 

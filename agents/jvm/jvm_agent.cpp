@@ -577,7 +577,9 @@ void agent::on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, j
     if (jvmti_->GetStackTrace(thread, 0, eligible ? static_cast<jint>(max_frames) : 1, frames, &depth) != JVMTI_ERROR_NONE)
         depth = 0;
     if (comparing != nullptr && depth > 0)
-        comparing->on_reported_allocation(jni, frames[0].method, frames[0].location, signature);
+        comparing->on_reported_allocation(
+            jni, frames[0].method, frames[0].location, signature,
+            signature[0] == '[' ? static_cast<std::uint64_t>(jni->GetArrayLength(static_cast<jarray>(object))) : 0);
     if (!eligible) {
         jvmti_->Deallocate(reinterpret_cast<unsigned char*>(signature));
         return;

@@ -24,11 +24,17 @@ struct counted_site {
     std::string frame;      // the site as report frames name it: "com.acme.Reader.read(Reader.java:212)"
     std::string type;       // as reports name types: "byte[]", "com.acme.Record"
     std::uint64_t objects = 0;
+    // An array site: the lengths of its arrays summed (a multianewarray's outermost dimension); 0 for others.
+    std::uint64_t elements = 0;
     // With exact_counts::jvm_reported: the objects of `type` the JVM reported allocated at this instruction.
     std::uint64_t jvm_allocated = 0;
+    std::uint64_t jvm_elements = 0; // and, of an array site, their lengths summed
 
     friend bool operator==(const counted_site&, const counted_site&) = default;
 };
+
+// Whether the site allocates arrays (its type as reports name it ends in "[]").
+inline bool array_site(const counted_site& s) noexcept { return s.type.ends_with("[]"); }
 
 // Sites are one by method and bytecode index.
 inline bool same_site(const counted_site& a, const counted_site& b) noexcept {
@@ -48,7 +54,7 @@ struct exact_counts {
     // Whether the JVM reported every allocation while counting (heap sampling at interval 0), so that each site's
     // jvm_allocated is its count of what the counted allocations became.
     bool jvm_reported = false;
-    std::vector<counted_site> sites; // sorted by method and bytecode index, one per site, objects or jvm_allocated > 0
+    std::vector<counted_site> sites; // sorted by method and bytecode index, one per site, something counted
 
     friend bool operator==(const exact_counts&, const exact_counts&) = default;
 };
@@ -68,14 +74,16 @@ inline void normalise(exact_counts& counts) {
     for (auto& s : sites) {
         if (!merged.empty() && same_site(merged.back(), s)) {
             merged.back().objects += s.objects;
+            merged.back().elements += s.elements;
             merged.back().jvm_allocated += s.jvm_allocated;
+            merged.back().jvm_elements += s.jvm_elements;
         } else {
             merged.push_back(std::move(s));
         }
     }
     if (!counts.jvm_reported)
-        for (counted_site& s : merged) s.jvm_allocated = 0;
-    std::erase_if(merged, [](const counted_site& s) { return s.objects == 0 && s.jvm_allocated == 0; });
+        for (counted_site& s : merged) s.jvm_allocated = s.jvm_elements = 0;
+    std::erase_if(merged, [](const counted_site& s) { return s.objects == 0 && s.elements == 0 && s.jvm_allocated == 0; });
     sites = std::move(merged);
     std::sort(counts.plans.begin(), counts.plans.end());
     counts.plans.erase(std::unique(counts.plans.begin(), counts.plans.end()), counts.plans.end());

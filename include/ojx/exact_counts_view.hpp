@@ -18,7 +18,7 @@
 namespace ojx {
 
 // One row per site: `measure` of it (headed `column`), what the JVM allocated there where it reported, and where
-// the site is.
+// the site is, with an array site's elements.
 template <class Measure>
 void write_site_rows(std::ostream& out, const exact_counts& c, const std::vector<const counted_site*>& sites,
                      const char* column, Measure measure) {
@@ -33,7 +33,9 @@ void write_site_rows(std::ostream& out, const exact_counts& c, const std::vector
                           static_cast<unsigned long long>(s->jvm_allocated));
         else
             std::snprintf(count, sizeof count, "%14llu", static_cast<unsigned long long>(measure(*s)));
-        out << count << "  " << s->type << " at " << s->frame << " (bci " << s->bci << ")\n";
+        out << count << "  " << s->type;
+        if (array_site(*s)) out << " (" << s->elements << " elements)";
+        out << " at " << s->frame << " (bci " << s->bci << ")\n";
     }
 }
 

@@ -382,7 +382,9 @@ inline void write_exact_counts(std::ostream& out, const exact_counts& c) {
         out << (i ? ",\n      " : "\n      ") << "{\"method\": \"" << json_escape(s.method) << "\", \"bci\": " << s.bci
             << ", \"frame\": \"" << json_escape(s.frame) << "\", \"type\": \"" << json_escape(s.type)
             << "\", \"objects\": " << s.objects;
+        if (array_site(s)) out << ", \"elements\": " << s.elements;
         if (c.jvm_reported) out << ", \"jvm_allocated\": " << s.jvm_allocated;
+        if (c.jvm_reported && array_site(s)) out << ", \"jvm_elements\": " << s.jvm_elements;
         out << '}';
     }
     out << "]}";

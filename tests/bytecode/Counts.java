@@ -8,6 +8,12 @@ public final class Counts {
 
     private Counts() {}
 
+    public static void add(int amount, int index) {
+        if (index >= 0 && index < COUNTS.length) {
+            COUNTS[index] += amount;
+        }
+    }
+
     public static void hit(int index) {
         if (index >= 0 && index < COUNTS.length) {
             COUNTS[index]++;

@@ -186,7 +186,7 @@ void check_instrumented(const fs::path& path, const std::vector<std::uint8_t>& b
             if (!p.in_counter) {
                 seen.push_back(p.value);
             } else if (p.value < counting.first_counter ||
-                       p.value >= counting.first_counter + counting.plan.counters().size()) {
+                       p.value >= counting.first_counter + counting.counters()) {
                 total.failures.push_back(method + "a snippet names a counter of another method");
             }
         }

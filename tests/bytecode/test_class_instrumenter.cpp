@@ -216,3 +216,54 @@ TEST_CASE("a method whose sites only lead to a throw keeps its graph for the age
     CHECK(thrower.site_types == std::vector<std::string>{"Ljava/lang/Object;"});
     CHECK(thrower.site_lines == std::vector<std::int32_t>{-1});
 }
+
+TEST_CASE("an array site adds its array's length after the plan's counters", "[bytecode]") {
+    class_bytes klass;
+    // 0 iload_0; 1 newarray int; 3 areturn
+    klass.method("ints", "(I)[I", {0x1a, 0xbc, 10, 0xb0});
+    auto done = instrument_class(klass.bytes(), plan_kind::sites, 7);
+    REQUIRE(done);
+    REQUIRE(done->methods.size() == 1);
+    const auto& ints = done->methods[0];
+    CHECK_FALSE(ints.refused);
+    CHECK(ints.site_types == std::vector<std::string>{"[I"});
+    REQUIRE(ints.plan.counters().size() == 1);
+    CHECK(ints.element_sites == std::vector<std::uint32_t>{0});
+    CHECK(ints.counters() == 2);
+    CHECK(done->counters == 2);
+
+    auto rewritten = read_class(done->bytes);
+    REQUIRE(rewritten);
+    const auto& code = rewritten->methods[0].code()->code;
+    // iload_0, newarray, [sipush 7, invokestatic hit], [dup, arraylength, sipush 8, invokestatic add], areturn
+    REQUIRE(code.size() == 4 + 6 + 8);
+    CHECK(code[3] == 0x11);
+    CHECK(code[5] == 7);
+    CHECK(code[9] == 0x59);  // dup
+    CHECK(code[10] == 0xbe); // arraylength
+    CHECK(code[11] == 0x11); // sipush 8
+    CHECK(code[13] == 8);
+    CHECK(code[14] == 0xb8); // invokestatic
+    const auto add = rewritten->constants.member_ref(static_cast<std::uint16_t>(code[15] << 8 | code[16]));
+    REQUIRE(add);
+    CHECK(add->name == "add");
+    CHECK(add->descriptor == "(II)V");
+    CHECK(code[17] == 0xb0);
+    CHECK(rewritten->methods[0].code()->max_stack == 4 + 2);
+    REQUIRE(ints.new_to_original.size() == code.size());
+    CHECK(ints.new_to_original[9].in_counter);
+    CHECK(ints.new_to_original[9].value == 8);
+    CHECK(ints.new_to_original[17].value == 3); // areturn
+
+    // A method whose plan has no counter (its site only leads to a throw) is still rewritten for its array site.
+    class_bytes thrower;
+    thrower.method("fail", "(I)V", {0x1a, 0xbc, 10, 0xbf}); // iload_0; newarray int; athrow
+    auto failing = instrument_class(thrower.bytes(), plan_kind::paths, 0);
+    REQUIRE(failing);
+    REQUIRE(failing->methods.size() == 1);
+    CHECK(failing->methods[0].plan.counters().empty());
+    CHECK_FALSE(failing->methods[0].refused);
+    CHECK(failing->methods[0].element_sites == std::vector<std::uint32_t>{0});
+    CHECK(failing->counters == 1);
+    CHECK_FALSE(failing->bytes.empty());
+}

@@ -11,7 +11,8 @@ sites, exceptions between allocations), on Debian's JDK 17. Checked:
   - with C1 alone (-XX:TieredStopAtLevel=1: no escape analysis, and no C2 intrinsic that allocates for its caller),
     where every bytecode allocation allocates: at every site of every program the count equals the JVM's, but for
     one object JVMTI never reports (the lock `new Object()` in java.lang.Thread's constructor as the launcher's
-    DestroyJavaVM thread attaches at exit), and the program prints what it prints without the agent;
+    DestroyJavaVM thread attaches at exit); at every array site the lengths added equal those of the arrays the JVM
+    reported; and the program prints what it prints without the agent;
   - with the JVM's default compilers (C2's escape analysis on): the JVM never allocated more at a site than was
     counted there, and what it did not allocate (the JIT's eliminated allocations) is printed per program.
 
@@ -130,7 +131,11 @@ def main(argv):
                 wrong = [f"{s['type']} at {s['frame']} (bci {s['bci']}): counted {s['objects']}, the JVM "
                          f"{s['jvm_allocated']}" for s in sites if s["objects"] != s["jvm_allocated"]
                          and s not in attached[:1]]
-                check(f"{what}: every one of {len(sites)} sites counted what the JVM allocated ({counted} objects; "
+                arrays = [s for s in sites if "elements" in s]
+                wrong += [f"{s['type']} at {s['frame']} (bci {s['bci']}): {s['elements']} elements counted, the JVM's "
+                          f"arrays {s['jvm_elements']}" for s in arrays if s["elements"] != s["jvm_elements"]]
+                check(f"{what}: every one of {len(sites)} sites counted what the JVM allocated ({counted} objects, "
+                      f"{sum(s['elements'] for s in arrays)} elements at {len(arrays)} array sites; "
                       f"{section['increments']} increments, {section['corrections']} frames corrected)",
                       not wrong, f"{len(wrong)} sites differ: " + "; ".join(wrong[:10]))
             else:

@@ -415,6 +415,9 @@ def check_exact(driver, data, steps):
             raise Failure(f"exact site {index} shows {field('exact-objects')!r} objects, the data {site['objects']}")
         if field("exact-site") != data["strings"][site["frame"]]:
             raise Failure(f"exact site {index} is named {field('exact-site')!r}")
+        elements = f"{site['elements']:,}" if "elements" in site else "–"
+        if field("exact-elements") != elements:
+            raise Failure(f"exact site {index} shows {field('exact-elements')!r} elements, the data {elements}")
         if exact["jvm_reported"]:
             for f, key in (("exact-allocated", "jvm_allocated"), ("exact-not-allocated", "not_allocated")):
                 if field(f) != f"{site[key]:,}":

@@ -125,6 +125,7 @@ exact_counts make_exact(const std::string& planted_frame) {
     planted.frame = planted_frame;
     planted.type = "byte[]";
     planted.objects = 1234567;
+    planted.elements = 4096 * planted.objects;
     planted.jvm_allocated = planted.objects;
     c.sites.push_back(planted);
     for (std::uint32_t i = 0; i < 60; ++i) {
@@ -134,6 +135,7 @@ exact_counts make_exact(const std::string& planted_frame) {
         s.frame = "com.acme.util.Buffers.grow" + std::to_string(i) + "(Buffers.java:" + std::to_string(200 + i) + ")";
         s.type = "long[]";
         s.objects = 1000 + 37 * i;
+        s.elements = 16 * s.objects + i;
         s.jvm_allocated = s.objects - (i % 3 == 0 ? 100 + 5 * i : 0);
         c.sites.push_back(s);
     }

@@ -34,6 +34,7 @@ counted_site site(std::string method, std::uint32_t bci, std::uint64_t objects) 
     s.frame = s.method.substr(0, s.method.find('(')) + "(X.java:" + std::to_string(bci + 10) + ")";
     s.type = "byte[]";
     s.objects = objects;
+    s.elements = 16 * objects;
     return s;
 }
 
@@ -151,6 +152,7 @@ TEST_CASE("merging adds exact counts site by site, whatever the order") {
                 const std::uint64_t share = k == 2 ? left : random.below(left + 1);
                 counted_site piece = s;
                 piece.objects = share;
+                piece.elements = k == 0 ? s.elements : 0;
                 parts[k].sites.push_back(piece);
                 left -= share;
             }
@@ -181,6 +183,7 @@ TEST_CASE("what the JVM reported merges only where every profile has it") {
         halves[0].sites[i].jvm_allocated = whole.sites[i].jvm_allocated / 3;
         halves[1].sites[i].objects -= halves[0].sites[i].objects;
         halves[1].sites[i].jvm_allocated -= halves[0].sites[i].jvm_allocated;
+        halves[1].sites[i].elements = 0;
     }
     exact_counts both = halves[0];
     add_counts(both, halves[1]);
@@ -202,10 +205,10 @@ TEST_CASE("the text view names what was counted and never allocated") {
     CHECK(text.find("the JVM reported every allocation (heap sampling at interval 0): 120 objects counted were never "
                     "allocated (22.7%)") != std::string::npos);
     CHECK(text.find("objects   allocated  allocation site") != std::string::npos);
-    CHECK(text.find("500         380  byte[] at a.B.f(X.java:13) (bci 3)") != std::string::npos);
+    CHECK(text.find("500         380  byte[] (8000 elements) at a.B.f(X.java:13) (bci 3)") != std::string::npos);
     const auto removed = text.find("counted and never allocated, most first:");
     REQUIRE(removed != std::string::npos);
-    CHECK(text.find("120         380  byte[] at a.B.f(X.java:13) (bci 3)", removed) != std::string::npos);
+    CHECK(text.find("120         380  byte[] (8000 elements) at a.B.f(X.java:13) (bci 3)", removed) != std::string::npos);
     // Without the JVM's report, no such line or column.
     std::ostringstream plain;
     write_exact_counts_view(plain, sample_counts(), 2);
@@ -222,8 +225,8 @@ TEST_CASE("the text view says what was counted, at what cost, and the sites that
           std::string::npos);
     CHECK(text.find("ran as loaded: 102 (100 no allocation site; 2 split edge") != std::string::npos);
     // The two largest, largest first, then how many more.
-    const auto first = text.find("500  byte[] at a.B.f(X.java:13) (bci 3)");
-    const auto second = text.find("20  byte[] at a.B.f(X.java:27) (bci 17)");
+    const auto first = text.find("500  byte[] (8000 elements) at a.B.f(X.java:13) (bci 3)");
+    const auto second = text.find("20  byte[] (320 elements) at a.B.f(X.java:27) (bci 17)");
     CHECK(first != std::string::npos);
     CHECK(second != std::string::npos);
     CHECK(first < second);

@@ -368,7 +368,7 @@ void append_copies(std::string& json, const copy_profile& whole, double level, s
 // The exact counts section as the page shows it: the totals, and the `top` sites that allocated most, most first
 // (exact_counts_view.hpp prints the same in text): {"plans", "objects", "increments", "corrections",
 // "methods_instrumented", "sites_total", "jvm_reported", "not_allocated", "sites": [{"frame", "type" (string
-// indices), "bci", "objects", "jvm_allocated", "not_allocated"}]} (the JVM's figures 0 where it did not report).
+// indices), "bci", "objects", "elements" (array sites), "jvm_allocated", "not_allocated"}]} (the JVM's figures 0 where it did not report).
 void append_exact(std::string& json, const exact_counts& c, std::size_t top, string_table& strings) {
     json += "{\"plans\":[";
     for (std::size_t i = 0; i < c.plans.size(); ++i) {
@@ -388,6 +388,7 @@ void append_exact(std::string& json, const exact_counts& c, std::size_t top, str
         json += "{\"frame\":" + std::to_string(strings.index(site->frame)) +
                 ",\"type\":" + std::to_string(strings.index(site->type)) + ",\"bci\":" + std::to_string(site->bci) +
                 ",\"objects\":" + std::to_string(site->objects) +
+                (array_site(*site) ? ",\"elements\":" + std::to_string(site->elements) : std::string()) +
                 ",\"jvm_allocated\":" + std::to_string(site->jvm_allocated) +
                 ",\"not_allocated\":" + std::to_string(not_allocated(c, *site)) + '}';
     }

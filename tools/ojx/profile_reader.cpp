@@ -780,6 +780,8 @@ private:
             if (key_ == "frame") return text(v, "sites.frame", site.frame) && mark_site_field(4);
             if (key_ == "type") return text(v, "sites.type", site.type) && mark_site_field(8);
             if (key_ == "objects") return count(v, "sites.objects", site.objects) && mark_site_field(16);
+            if (key_ == "elements") return count(v, "sites.elements", site.elements);
+            if (key_ == "jvm_elements") return count(v, "sites.jvm_elements", site.jvm_elements);
             if (key_ == "jvm_allocated")
                 return count(v, "sites.jvm_allocated", site.jvm_allocated) && mark_site_field(32);
             return true;

@@ -31,26 +31,41 @@ counting::counter_plan plan_for(const counting::control_flow_graph& g, plan_kind
     return counting::chord_counters{}.plan(g, frequencies);
 }
 
-// `push index; invokestatic hook`: sipush while the index fits, else ldc_w of an Integer constant.
-result<code_snippet> increment(constant_pool& pool, std::uint16_t hook_ref, std::uint32_t index) {
+// `prefix; push index; invokestatic hook`: sipush while the index fits, else ldc_w of an Integer constant.
+// `max_push`: the most the snippet holds on the stack above what it found.
+result<code_snippet> hook_call(constant_pool& pool, std::uint16_t hook_ref, std::uint32_t index,
+    std::vector<std::uint8_t> prefix, std::uint16_t max_push) {
     code_snippet snippet;
     snippet.tag = index;
-    snippet.max_push = 1;
+    snippet.max_push = max_push;
+    snippet.bytes = std::move(prefix);
     if (index <= 32767) {
-        snippet.bytes = {static_cast<std::uint8_t>(opcode::sipush), static_cast<std::uint8_t>(index >> 8),
-            static_cast<std::uint8_t>(index)};
+        snippet.bytes.insert(snippet.bytes.end(), {static_cast<std::uint8_t>(opcode::sipush),
+                                                      static_cast<std::uint8_t>(index >> 8), static_cast<std::uint8_t>(index)});
     } else {
         auto constant = pool.intern(constant_integer{index});
         if (!constant) {
             return constant.error();
         }
-        snippet.bytes = {static_cast<std::uint8_t>(opcode::ldc_w), static_cast<std::uint8_t>(*constant >> 8),
-            static_cast<std::uint8_t>(*constant)};
+        snippet.bytes.insert(snippet.bytes.end(), {static_cast<std::uint8_t>(opcode::ldc_w),
+                                                      static_cast<std::uint8_t>(*constant >> 8),
+                                                      static_cast<std::uint8_t>(*constant)});
     }
     snippet.bytes.insert(snippet.bytes.end(), {static_cast<std::uint8_t>(opcode::invokestatic),
                                                   static_cast<std::uint8_t>(hook_ref >> 8),
                                                   static_cast<std::uint8_t>(hook_ref)});
     return snippet;
+}
+
+// An increment: `push index; invokestatic hit`.
+result<code_snippet> increment(constant_pool& pool, std::uint16_t hook_ref, std::uint32_t index) {
+    return hook_call(pool, hook_ref, index, {}, 1);
+}
+
+// After an array allocation (the array on top): `dup; arraylength; push index; invokestatic add`.
+result<code_snippet> add_length(constant_pool& pool, std::uint16_t hook_ref, std::uint32_t index) {
+    return hook_call(pool, hook_ref, index,
+        {static_cast<std::uint8_t>(opcode::dup), static_cast<std::uint8_t>(opcode::arraylength)}, 2);
 }
 
 // The type an allocation instruction makes, as a field descriptor; empty where the constant cannot be read.
@@ -171,7 +186,7 @@ result<instrumented_class> instrument_class(std::span<const std::uint8_t> class_
             }
         }
     }
-    std::optional<std::uint16_t> hook_ref;
+    std::optional<std::uint16_t> hook_ref, elements_ref;
     std::uint32_t next = first_counter;
     for (method_info& method : klass.methods) {
         code_attribute* code = method.code();
@@ -190,6 +205,7 @@ result<instrumented_class> instrument_class(std::span<const std::uint8_t> class_
                 counting.site_types.clear();
                 counting.site_lines.clear();
             }
+            counting.element_sites.clear(); // no counter of its own
             counting.refused = std::move(why);
             out.methods.push_back(std::move(counting));
         };
@@ -211,7 +227,12 @@ result<instrumented_class> instrument_class(std::span<const std::uint8_t> class_
         // From the original code: editing relocates its line table.
         counting.site_offsets = graph->site_offsets;
         describe_sites(counting, *decoded, *code, klass.constants);
-        if (plan.counters().empty()) {
+        for (std::uint32_t site = 0; site < counting.site_types.size(); ++site) {
+            if (!counting.site_types[site].empty() && counting.site_types[site].front() == '[') {
+                counting.element_sites.push_back(site);
+            }
+        }
+        if (plan.counters().empty() && counting.element_sites.empty()) {
             if (graph->graph.site_count() != 0) {
                 // Kept for the agent, which counts these sites where exceptions leave them.
                 counting.graph = std::move(graph).value();
@@ -236,6 +257,15 @@ result<instrumented_class> instrument_class(std::span<const std::uint8_t> class_
             }
             hook_ref = *ref;
         }
+        if (!elements_ref && !counting.element_sites.empty()) {
+            auto ref = klass.constants.intern_member_ref(constant_tag::methodref, hook.owner, hook.elements_name,
+                hook.elements_descriptor);
+            if (!ref) {
+                refuse("cannot add the elements hook's Methodref: " + ref.error().describe());
+                continue;
+            }
+            elements_ref = *ref;
+        }
         code_editor editor;
         std::optional<std::string> failed;
         for (std::uint32_t k = 0; k < plan.counters().size() && !failed; ++k) {
@@ -257,6 +287,16 @@ result<instrumented_class> instrument_class(std::span<const std::uint8_t> class_
                 break;
             }
         }
+        // After the plan's counters at the same place, so that a throw inside finds them run (the agent's point).
+        const auto elements_first = next + static_cast<std::uint32_t>(plan.counters().size());
+        for (std::uint32_t j = 0; j < counting.element_sites.size() && !failed; ++j) {
+            auto snippet = add_length(klass.constants, *elements_ref, elements_first + j);
+            if (!snippet) {
+                failed = "cannot add an elements counter's index: " + snippet.error().describe();
+                break;
+            }
+            editor.insert_after(counting.site_offsets[counting.element_sites[j]], std::move(*snippet));
+        }
         if (failed) {
             refuse(std::move(*failed));
             continue;
@@ -274,7 +314,7 @@ result<instrumented_class> instrument_class(std::span<const std::uint8_t> class_
         counting.site_offsets = graph->site_offsets;
         counting.graph = std::move(graph).value();
         counting.plan = std::move(plan);
-        next += static_cast<std::uint32_t>(counting.plan.counters().size());
+        next += counting.counters();
         out.methods.push_back(std::move(counting));
     }
     out.counters = next - first_counter;

@@ -12,6 +12,11 @@
 //   - v has exactly one predecessor edge and is neither the entry nor a handler: before v's first instruction;
 //   - otherwise (a critical branch or switch edge): on the edge, in a block appended to the code.
 // A counter after a site goes right after the allocation instruction. Counters at one place run in plan order.
+//
+// Every array allocation site also gets an elements counter: after the allocation instruction, after the plan's
+// counters there, `dup; arraylength; push index; invokestatic elements-hook` adds the new array's length (a
+// multianewarray's outermost) to it. It adds no control flow and runs only once the array exists, so the lengths
+// are exact whatever the plan; a method whose plan has no counter is still rewritten when it allocates arrays.
 #pragma once
 
 #include "ojx/bytecode/method_graph.hpp"
@@ -29,11 +34,14 @@ namespace ojx::bytecode {
 
 enum class plan_kind { sites, paths, edges };
 
-// The static method each increment calls with the counter's global index.
+// The static methods each increment calls with the counter's global index: `hit` adds one, `add` an array's length
+// (its first argument).
 struct counter_hook {
     std::string owner = "ojx/Counts";
     std::string name = "hit";
     std::string descriptor = "(I)V";
+    std::string elements_name = "add";
+    std::string elements_descriptor = "(II)V";
 };
 
 struct method_counting {
@@ -44,12 +52,19 @@ struct method_counting {
     std::optional<method_graph> graph;
     ojx::counting::counter_plan plan;        // its counters, in order
     std::uint32_t first_counter = 0;         // global index of plan.counters()[0]
+    // The array sites' elements counters, after the plan's: element_sites[j] is the site (index into
+    // site_offsets) whose lengths global counter first_counter + plan.counters().size() + j sums.
+    std::vector<std::uint32_t> element_sites;
     std::vector<std::uint32_t> site_offsets; // original offsets of its allocation sites (empty when refused)
     // Per site, with `graph`: the allocated type as a field descriptor ("Ljava/lang/String;", "[B", "[[I"), and the
     // source line of the original LineNumberTable (-1 where there is none).
     std::vector<std::string> site_types;
     std::vector<std::int32_t> site_lines;
     bool counted_at_throws_only() const noexcept { return graph && refused; }
+    // Global counter indices used: the plan's, then the elements counters.
+    std::uint32_t counters() const noexcept {
+        return static_cast<std::uint32_t>(plan.counters().size() + element_sites.size());
+    }
     // New code offset -> what lies there: an original instruction's offset, or the counter (global index) whose
     // increment snippet it is.
     struct position {
