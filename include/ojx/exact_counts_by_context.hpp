@@ -25,6 +25,7 @@ struct context_count {
     std::vector<std::string> frames; // leaf first, as context_profile's
     std::string type;
     std::uint64_t objects = 0;         // the site's exact count, this context's part of it
+    std::uint64_t site_objects = 0;    // the site's whole count
     std::uint64_t never_allocated = 0; // likewise of what the JVM never allocated (exact_counts.hpp)
     bool split = false;                // a part estimated from sampling (the site had several contexts)
 };
@@ -60,7 +61,7 @@ public:
             if (objects == 0 && never == 0) continue;
             const auto found = reached.find(key);
             if (found == reached.end()) {
-                out.push_back({{key.first}, key.second, objects, never, false});
+                out.push_back({{key.first}, key.second, objects, objects, never, false});
                 continue;
             }
             std::vector<std::uint64_t> weights;
@@ -69,7 +70,7 @@ public:
                                              never_parts = apportioned(never, weights);
             for (std::size_t k = 0; k < found->second.size(); ++k) {
                 const kept& c = contexts_[found->second[k]];
-                out.push_back({c.frames, c.type, parts[k], never_parts[k], found->second.size() > 1});
+                out.push_back({c.frames, c.type, parts[k], objects, never_parts[k], found->second.size() > 1});
             }
         }
         return out;
@@ -83,5 +84,12 @@ private:
     };
     std::vector<kept> contexts_;
 };
+
+// Context `c`'s part of `parts` (exact_counts_by_context::finish), if its site was counted.
+inline const context_count* part_of(const std::vector<context_count>& parts, const context_profile& c) {
+    for (const context_count& part : parts)
+        if (part.type == c.type && part.frames == c.frames) return &part;
+    return nullptr;
+}
 
 } // namespace ojx

@@ -7,6 +7,7 @@
 
 #include "ojx/copy_node_names.hpp"
 #include "ojx/copy_sources.hpp"
+#include "ojx/exact_counts_by_context.hpp"
 #include "ojx/exact_counts_view.hpp"
 #include "ojx/frame_pools.hpp"
 #include "ojx/profile.hpp"
@@ -315,16 +316,28 @@ inline void write_shared_contents(std::ostream& out, const std::vector<shared_co
 
 } // namespace report_detail
 
+// A site's exact count (count=), as its last line says it: the bytecode site's count and, where several calling
+// contexts reached the site, this context's part by its share of the site's sampled allocations.
+inline std::string exact_count_note(const context_count& part) {
+    std::string note = "exact: " + std::to_string(part.site_objects) + " objects counted at this bytecode site";
+    if (part.split)
+        note += "; this calling context about " + std::to_string(part.objects) +
+                " of them, by its share of the site's sampled allocations";
+    return note;
+}
+
 // `sources_read` names the profiles read; `sites` are the sites to list, best first; `copies`, the profile's copy
 // section where it has one: each site it has copies into says where its contents were copied from.
 // `pooled`: the profile's sites pooled over their calling contexts (site_pools), listed after the table where
 // pooling finds what the contexts alone do not; `shared`: pairs of sites holding the same contents whole
-// (shared_contents), listed last.
+// (shared_contents), listed last. `exact_parts`: the exact counts over the profile's contexts
+// (exact_counts_by_context), each shown site's part said under it.
 inline void write_text_report(std::ostream& out, const std::vector<std::string>& sources_read, const run_profile& run,
                        const std::vector<context_profile>& sites, const site_totals& totals,
                        const text_options& options, const copy_profile* copies = nullptr,
                        const std::vector<pooled_site>& pooled = {},
-                       const std::vector<shared_contents_pair>& shared = {}) {
+                       const std::vector<shared_contents_pair>& shared = {},
+                       const std::vector<context_count>& exact_parts = {}) {
     using namespace report_detail;
     out << "ojx replica report";
     for (std::size_t i = 0; i < sources_read.size() && i < 3; ++i) out << (i ? ", " : ": ") << sources_read[i];
@@ -386,8 +399,10 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
                   "  # largest [%3s int.]     evidence  objects   obj size    saves >=     heap >=  ",
                   percent(run.estimator.confidence).c_str());
     out << header << "allocation site\n";
-    for (std::size_t i = 0; i < sites.size(); ++i)
-        write_site(out, i + 1, sites[i], options, copies, run);
+    for (std::size_t i = 0; i < sites.size(); ++i) {
+        const context_count* part = part_of(exact_parts, sites[i]);
+        write_site(out, i + 1, sites[i], options, copies, run, part ? exact_count_note(*part) : std::string());
+    }
     write_pooled_sites(out, pooled_findings(pooled, std::max<std::size_t>(sites.size(), 1)), options, run);
     out << "largest: the share of a site's objects in its largest identical group, with its interval; evidence:\n"
            "what it rests on, N whole (objects digested whole: the share measured) or N cmp (sampled comparisons:\n"
@@ -419,8 +434,14 @@ inline void write_text_report(std::ostream& out, const std::vector<std::string>&
         shared_contents(every_site, p.run.estimator.confidence, shared_contents_listed);
     std::vector<pooled_site> pooled = site_pools::reached_from_several(std::move(every_site));
     locate_concentrations(pooled, std::max<std::size_t>(sites.size(), 1), p.contexts, p.run.estimator);
+    std::vector<context_count> exact_parts;
+    if (p.exact) {
+        exact_counts_by_context by_context;
+        for (const context_profile& c : p.contexts) by_context.add(c);
+        exact_parts = by_context.finish(*p.exact);
+    }
     write_text_report(out, sources_read, p.run, sites, table.totals(), options, p.copies ? &*p.copies : nullptr,
-                      pooled, shared);
+                      pooled, shared, exact_parts);
     if (p.exact) write_exact_counts_view(out, *p.exact, top);
 }
 

@@ -428,10 +428,22 @@ def check_exact(driver, data, steps):
                       f"{'has' if exact['jvm_reported'] else 'has no'} JVM-reported allocations")
     if exact["jvm_reported"] and f"{exact['not_allocated']:,} objects counted were never allocated" not in summary:
         raise Failure(f"the exact counts summary lacks the {exact['not_allocated']:,} never allocated: {summary!r}")
+    # A context whose site was counted: its details say the site's count and, split, its part.
+    counted = [c for c in data["contexts"] if c.get("exact")]
+    for context in counted[:3]:
+        index = data["contexts"].index(context)
+        driver.click(driver.find_one(f'#contexts tbody tr[data-context-index="{index}"]'))
+        row = driver.text(driver.find_one('#details [data-field="exact-row"]'))
+        wanted = f"{context['exact']['site']:,} objects counted at its bytecode site"
+        if wanted not in row or (context["exact"]["split"] and f"about {context['exact']['part']:,} of them" not in row):
+            raise Failure(f"context #{context['rank']}'s exact count row reads {row!r}, the data {context['exact']}")
+    if not counted:
+        raise Failure("no context of the page has its site's exact count, though the data has exact counts")
     rows = driver.script("return document.querySelectorAll('#exact tbody tr').length")
     if rows != len(exact["sites"]):
         raise Failure(f"the exact counts table has {rows} rows for {len(exact['sites'])} sites")
-    steps.append(f"exact counts: {rows} site(s) of {exact['sites_total']}, most objects first, summary with the totals"
+    steps.append(f"exact counts: {rows} site(s) of {exact['sites_total']}, most objects first, summary with the totals, "
+                 f"{len(counted)} context(s) with their site's count in the details"
                  + (", the JVM's allocations and those never allocated per site" if exact["jvm_reported"] else ""))
 
 

@@ -457,19 +457,25 @@ void append_shared_contents(std::string& json, const std::vector<shared_contents
     json += ']';
 }
 
-// What the page's script reads: {"run", "total_contexts", "contexts" (the top ones, rank order), "frame_pools"
+// What the page's script reads: {"run", "total_contexts", "contexts" (the top ones, rank order; with "exact"
+// where their site was counted exactly), "frame_pools"
 // (append_frame_pools), "pooled" (the pooled sites' findings, each a context with "pooled_contexts" and
 // "replicated_contexts"), "shared_contents" (append_shared_contents), "copies" (only with a copy section),
 // "exact" (only with exact counts), "strings"}.
 std::string page_data(const profile& p, std::size_t top, site_rank rank, const std::vector<pooled_site>& pooled,
-                      const std::vector<shared_contents_pair>& shared) {
+                      const std::vector<shared_contents_pair>& shared, const std::vector<context_count>& exact_parts) {
     string_table strings;
     std::string contexts = "[";
     const std::size_t shown = std::min(top, p.contexts.size());
     for (std::size_t i = 0; i < shown; ++i) {
         if (i) contexts += ",\n";
+        // Where its site was counted exactly: {"site" (the site's count), "part" (this context's), "split"}.
+        std::string exact;
+        if (const context_count* part = part_of(exact_parts, p.contexts[i]))
+            exact = ",\"exact\":{\"site\":" + std::to_string(part->site_objects) + ",\"part\":" +
+                    std::to_string(part->objects) + ",\"split\":" + (part->split ? "true" : "false") + '}';
         append_context(contexts, p.contexts[i], i + 1, p.copies ? &*p.copies : nullptr, p.run.estimator.confidence,
-                       strings);
+                       strings, exact);
     }
     contexts += ']';
 
@@ -543,9 +549,10 @@ std::string html_escape(std::string_view text) {
 } // namespace
 
 void write_html(std::ostream& out, const profile& p, const html_options& options,
-                const std::vector<pooled_site>& pooled, const std::vector<shared_contents_pair>& shared) {
+                const std::vector<pooled_site>& pooled, const std::vector<shared_contents_pair>& shared,
+                const std::vector<context_count>& exact_parts) {
     const std::string title = html_escape(options.title.empty() ? default_title : options.title);
-    const std::string data = page_data(p, options.top, options.rank, pooled, shared);
+    const std::string data = page_data(p, options.top, options.rank, pooled, shared, exact_parts);
     std::string_view page = report_template();
     for (std::size_t at = page.find('@'); at != std::string_view::npos; at = page.find('@')) {
         out << page.substr(0, at);

@@ -5,6 +5,7 @@
 // markup, style and script are compiled in (report_template.html) and the profile travels inside it as JSON.
 #pragma once
 
+#include "ojx/exact_counts_by_context.hpp"
 #include "ojx/profile.hpp"
 #include "ojx/shared_contents.hpp"
 #include "ojx/site_pools.hpp"
@@ -24,7 +25,10 @@ struct html_options {
 
 // `pooled`: the profile's sites pooled over their calling contexts (site_pools.hpp); the page lists their findings.
 // `shared`: pairs of sites holding the same contents whole (shared_contents.hpp), which the page lists too.
+// `exact_parts`: the exact counts over every context of the profile (exact_counts_by_context.hpp): a shown
+// context's details say its site's count and its part.
 void write_html(std::ostream& out, const profile& p, const html_options& options,
-                const std::vector<pooled_site>& pooled = {}, const std::vector<shared_contents_pair>& shared = {});
+                const std::vector<pooled_site>& pooled = {}, const std::vector<shared_contents_pair>& shared = {},
+                const std::vector<context_count>& exact_parts = {});
 
 } // namespace ojx::tool

@@ -176,6 +176,17 @@ std::vector<context_profile> contexts_of_findings(const std::string& path, const
     return kept;
 }
 
+// The exact counts over every context of the profile at `path`, read again (as contexts_of_findings does); none
+// where `path` is not a regular file or changed since.
+std::vector<context_count> exact_parts_of(const std::string& path, const exact_counts& exact) {
+    struct stat file;
+    if (::stat(path.c_str(), &file) != 0 || !S_ISREG(file.st_mode)) return {};
+    exact_counts_by_context by_context;
+    run_profile again;
+    if (read_profile(path, again, [&](context_profile&& c) { by_context.add(c); })) return {};
+    return by_context.finish(exact);
+}
+
 } // namespace
 
 int report_command(arguments args) {
@@ -278,8 +289,21 @@ int report_command(arguments args) {
     const std::vector<shared_contents_pair> shared_pairs =
         shared_contents(every_site, run.estimator.confidence, shared_contents_listed);
     std::vector<pooled_site> pooled = site_pools::reached_from_several(std::move(every_site));
+    // Each shown site's part of its exact count: from every context, kept by the merge or the stacks, or read again.
+    std::vector<context_count> exact_parts;
+    if (exact && (r.text_wanted || html != nullptr)) {
+        if (exact_stacks) {
+            exact_parts = by_context.finish(*exact);
+        } else if (r.profiles.size() > 1) {
+            for (const context_profile& c : merged.contexts) by_context.add(c);
+            exact_parts = by_context.finish(*exact);
+        } else {
+            exact_parts = exact_parts_of(r.profiles.front(), *exact);
+        }
+    }
     if (html != nullptr)
-        write_html(*html, profile{run, page.best(), copies, exact}, r.html_settings, pooled, shared_pairs);
+        write_html(*html, profile{run, page.best(), copies, exact}, r.html_settings, pooled, shared_pairs,
+                   exact_parts);
     if (pprof_sites)
         if (const auto error = pprof_sites->finish(*pprof, run)) return failed(r.pprof + ": " + *error);
     for (const auto& file : files)
@@ -298,7 +322,7 @@ int report_command(arguments args) {
                                    : std::move(merged.contexts);
         locate_concentrations(pooled, pooled_shown, finding_contexts, run.estimator);
         write_text_report(std::cout, r.profiles, run, sites, table.totals(), r.text, copies ? &*copies : nullptr,
-                          pooled, shared_pairs);
+                          pooled, shared_pairs, exact_parts);
         if (copies) write_copies_view(std::cout, *copies, run.estimator.confidence, r.text);
         if (exact) write_exact_counts_view(std::cout, *exact, r.top);
     }
