@@ -888,7 +888,10 @@ TEST_CASE("interval_map: lookups in a signal handler that interrupts the writer"
     REQUIRE(stats.missing.load() == 0);
     REQUIRE(stats.wrong.load() == 0);
     REQUIRE(stats.phantom.load() == 0);
-    // A sample that interrupted an update gets `busy`; those are a small share of the samples.
-    REQUIRE(stats.busy.load() * (under_tsan ? 2 : 10) <= stats.lookups.load());
+    // A sample that interrupted an update gets `busy`; those are a small share of the samples. Such a signal makes
+    // 16 of its 24 lookups busy, and 7-17 % of the signals landed in an update (plain and ASan builds, 100-190
+    // signals a run, 2026-11-29): a tenth of the lookups was within the binomial spread of 100 signals under ASan,
+    // so the bound is a quarter, still most lookups answered.
+    REQUIRE(stats.busy.load() * (under_tsan ? 2 : 4) <= stats.lookups.load());
     REQUIRE(map.validate());
 }
