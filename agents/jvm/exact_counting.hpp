@@ -58,6 +58,7 @@ public:
     // Called after start, which ends once the classes loaded before it are rewritten: from then on every allocation
     // of rewritten code is both counted and reported.
     void compare_with_reported() noexcept { comparing_.store(started(), std::memory_order_release); }
+    bool comparing() const noexcept { return comparing_.load(std::memory_order_acquire); }
     // An allocation the JVM reported (SampledObjectAlloc) at `location` of `method`, of class `signature`: counted
     // at the site there when that is a counted method's allocation instruction of this class (a `new` that makes
     // the JVM throw reports the exception object there; a multianewarray reports every dimension).

@@ -272,8 +272,6 @@ private:
     std::optional<tracked_objects> objects_; // made once the heap layout is known
     std::optional<adaptive_heap_sampling> sampling_; // track_rate=: made at start
     std::optional<exact_counting> counting_;         // count=: made when the agent is loaded
-    // count= at heap sampling interval 0: the JVM reports every allocation, compared with the counts site by site.
-    std::atomic<bool> reports_every_allocation_{false};
     // Whether this JVM draws a thread's first sample point when the thread is made (JDK 25 and later) rather
     // than sampling its first checked allocation for certain (JDK 17-24).
     bool draws_first_point_at_creation_ = false;
@@ -507,7 +505,6 @@ std::optional<std::string> agent::start(JNIEnv* jni, bool attached_late) {
             counting_->stop();
         } else if (!sampling_ && tracking.interval == 0) {
             counting_->compare_with_reported(); // every allocation is reported from here on (prepare)
-            reports_every_allocation_ = true;
         }
     }
     if (!settings_.agent.quiet)
@@ -568,7 +565,7 @@ void agent::on_sampled_allocation(JNIEnv* jni, jthread thread, jobject object, j
             sem_post(&wake_); // the window has had its share: the agent's thread closes it now
     }
     // At interval 0 with count=, every allocation is compared with what was counted at its site, whatever its size.
-    exact_counting* const comparing = reports_every_allocation_ ? counting() : nullptr;
+    exact_counting* const comparing = counting_ && counting_->comparing() ? &*counting_ : nullptr;
     if (!eligible && comparing == nullptr) return;
     char* signature = nullptr;
     if (jvmti_->GetClassSignature(klass, &signature, nullptr) != JVMTI_ERROR_NONE) return;

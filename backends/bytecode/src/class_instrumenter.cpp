@@ -248,23 +248,24 @@ result<instrumented_class> instrument_class(std::span<const std::uint8_t> class_
             refuse(initial.error().describe());
             continue;
         }
-        if (!hook_ref) {
-            auto ref = klass.constants.intern_member_ref(constant_tag::methodref, hook.owner, hook.name,
-                hook.descriptor);
-            if (!ref) {
-                refuse("cannot add the hook's Methodref: " + ref.error().describe());
-                continue;
+        // The hooks' Methodrefs, interned once a class; false (the method refused) where the pool is full.
+        const auto intern_hook = [&](std::optional<std::uint16_t>& ref, const std::string& hook_name,
+                                     const std::string& hook_descriptor) {
+            if (ref) {
+                return true;
             }
-            hook_ref = *ref;
-        }
-        if (!elements_ref && !counting.element_sites.empty()) {
-            auto ref = klass.constants.intern_member_ref(constant_tag::methodref, hook.owner, hook.elements_name,
-                hook.elements_descriptor);
-            if (!ref) {
-                refuse("cannot add the elements hook's Methodref: " + ref.error().describe());
-                continue;
+            auto interned =
+                klass.constants.intern_member_ref(constant_tag::methodref, hook.owner, hook_name, hook_descriptor);
+            if (!interned) {
+                refuse("cannot add the hook " + hook_name + "'s Methodref: " + interned.error().describe());
+                return false;
             }
-            elements_ref = *ref;
+            ref = *interned;
+            return true;
+        };
+        if (!intern_hook(hook_ref, hook.name, hook.descriptor) ||
+            (!counting.element_sites.empty() && !intern_hook(elements_ref, hook.elements_name, hook.elements_descriptor))) {
+            continue;
         }
         code_editor editor;
         std::optional<std::string> failed;
